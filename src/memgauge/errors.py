@@ -22,7 +22,9 @@ catches the standard library's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 __all__ = [
@@ -37,6 +39,8 @@ __all__ = [
     "SubjectError",
     "UnavailableError",
     "UsageError",
+    "argument",
+    "command_line",
     "in_order",
     "named_by",
 ]
@@ -183,3 +187,28 @@ class CacheMissError(LLMError):
             f"no cached response for model {model!r} (key {key[:12]}); a --cache-only replay "
             "makes no calls: run once without --cache-only to fill the cache",
         )
+
+
+#: whether a command of the CLI is running (`command_line`): its messages name its flags
+_COMMAND_LINE: ContextVar[bool] = ContextVar("memgauge_command_line", default=False)
+
+
+@contextmanager
+def command_line() -> Iterator[None]:
+    """Within it, `argument` names a setting by the command line's flag (the CLI runs each
+    command within it); outside it, by the Python keyword."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def argument(name: str, value: object = None, *, flag: str | None = None) -> str:
+    """The setting `name` (a Python keyword, `pool_depth`), with `value` when given, as its
+    caller wrote it: `--pool-depth N` in a command (its flag is `flag` where that is not
+    `--pool-depth`), `pool_depth=N` from Python; for a message that says what to write."""
+    if _COMMAND_LINE.get():
+        option = flag or "--" + name.replace("_", "-")
+        return option if value is None else f"{option} {value}"
+    return name if value is None else f"{name}={value}"

@@ -40,7 +40,7 @@ from memgauge.errors import UsageError
 from memgauge.report.fmt import fmt_ci, fmt_num
 
 if TYPE_CHECKING:
-    from memgauge.api import RunReport
+    from memgauge.api import Requirement, RunReport
 
 __all__ = [
     "Subject",
@@ -195,7 +195,7 @@ def _store(store: api.StoreArg) -> api.StoreArg:
     return (_STORES[-1] if _STORES else "") or None
 
 
-def _fail_under(thresholds: Thresholds | None) -> list[str]:
+def _fail_under(thresholds: Thresholds | None) -> list[Requirement]:
     if thresholds is None:
         return []
     if not isinstance(thresholds, Mapping):
@@ -203,7 +203,12 @@ def _fail_under(thresholds: Thresholds | None) -> list[str]:
             f"thresholds: give a mapping of measure to value, e.g. {{'Recall@5': 0.8}}, "
             f"not {type(thresholds).__name__}"
         )
-    return [f"{measure}={value}" for measure, value in thresholds.items()]
+    # each read apart, as given: joined as "MEASURE=VALUE", {"Recall@5": "=0.5"} was a
+    # measure called "Recall@5=" (the first '=' before a target closes the name)
+    return [
+        api.requirement(str(measure), value, where=f"threshold {{{measure!r}: {value!r}}}")
+        for measure, value in thresholds.items()
+    ]
 
 
 def failure_table(report: RunReport) -> str:

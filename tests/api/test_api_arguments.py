@@ -20,6 +20,7 @@ import pytest
 import memgauge
 from memgauge import api
 from memgauge.data.demo import demo_dataset
+from memgauge.runs.suite import Suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests/data/suites/qa/suite.yaml"
@@ -62,6 +63,26 @@ def _evaluate(db: Path, **kw: Any) -> Any:
         ({"store": 1}, TypeError, "store takes a path or URL, a Recorder, False"),
         ({"options": {"store": False}}, TypeError, "options takes a RunConfig, got dict"),
         ({"progress": 1}, TypeError, "progress takes an object with start, phase and advance"),
+        ({"kind": "bogus"}, memgauge.UsageError, "kind 'bogus': give one of suite, evaluate,"),
+        # each named the command line's flag (--system 'nope', --k 20) to a Python caller
+        ({"systems": ["nope"]}, memgauge.UsageError, "systems 'nope': unknown system 'nope';"),
+        (
+            {"k": 5},
+            memgauge.UsageError,
+            "search depth k=5 is below the largest cutoff @20; use k=20",
+        ),
+        (
+            {"pool_judge": "relevance"},
+            memgauge.UsageError,
+            "pool_judge grades a pool: give pool_de",
+        ),
+        ({"no_relevant": "x"}, memgauge.UsageError, "no_relevant 'x': use one of zero, one, skip"),
+        # read as False: the system searched as it stood
+        (
+            {"ingest": "no"},
+            memgauge.UsageError,
+            "ingest: give true or false, not a text (got 'no')",
+        ),
         # each was pydantic's ValidationError of a suite the caller never wrote (fuzzC-6)
         ({"k": 10**12}, memgauge.UsageError, "k: Input should be less than or equal to 1000"),
         ({"seed": -1}, memgauge.UsageError, "seed: Input should be greater than or equal to 0"),
@@ -109,6 +130,8 @@ def test_evaluate_refuses_a_minimum_effect_that_is_no_number(tmp_path: Path, del
         ({"concurrency": "2"}, TypeError, "concurrency takes a whole number"),
         ({"repeat": 2.5}, TypeError, "repeat takes a whole number"),
         ({"subjects": ["x"]}, TypeError, "subjects takes a mapping"),
+        # each was accepted: a run of a kind no command starts, an object never called
+        ({"kind": "bogus"}, memgauge.UsageError, "kind 'bogus': give one of suite, evaluate,"),
     ],
 )
 def test_run_suite_names_the_wrong_argument(
@@ -119,6 +142,23 @@ def test_run_suite_names_the_wrong_argument(
     with pytest.raises(error) as raised:
         memgauge.run_suite(suite, store=store, **kw)
     assert says in str(raised.value)
+    assert not store.exists()
+
+
+def test_run_suite_names_a_live_object_the_suite_never_calls(tmp_path: Path) -> None:
+    """An object of `subjects=` the suite names no `{live: {name}}` for was never called,
+    and the run said nothing (a typo of the name ran the suite without the caller's agent)."""
+    task = {"name": "qa", "kind": "expected-output", "items": [{"id": "q", "input": "?"}]}
+    task["evaluators"] = ["contains"]
+    suite = Suite.model_validate(
+        {"name": "s", "subjects": {"a": {"live": {"name": "mine"}}}, "tasks": [task]}
+    )
+    store = tmp_path / "results.db"
+    with pytest.raises(memgauge.UsageError) as raised:
+        memgauge.run_suite(suite, store=store, subjects={"mine": object(), "mien": object()})
+    assert str(raised.value) == (
+        "subjects: suite 's' has no {live: {name: 'mien'}}; give those it names: mine"
+    )
     assert not store.exists()
 
 

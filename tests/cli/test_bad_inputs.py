@@ -280,6 +280,35 @@ def test_a_command_that_reads_never_creates_a_store(
     assert not (tmp_path / "typo").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["runs", "list", "--store"], "nothing has been recorded there yet (run `memgauge run"),
+        (["flags", "list", "--store"], "no flag has been created there yet (`memgauge flags crea"),
+        (["logs", "outcome", "--session", "s", "--success"], "no search has been logged there"),
+    ],
+)
+def test_a_store_not_there_yet_is_said_to_lack_what_the_command_reads(
+    args: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`flags list` and `logs outcome` on a store not there yet told the user to run `memgauge
+    run` first, which records no flag and logs no search."""
+    typo = str(tmp_path / "typo.db")
+    given = [*args, typo] if args[-1] == "--store" else [*args[:2], typo, *args[2:]]
+    assert main(given) == 2
+    err = capsys.readouterr().err
+    assert f"no results store at {typo}: {says}" in err, err
+    assert not (tmp_path / "typo.db").exists()
+
+
+def test_flags_on_a_store_not_there_yet_says_no_flag_was_created(tmp_path: Path) -> None:
+    from memgauge.errors import UsageError
+    from memgauge.online.flags import Flags
+
+    with pytest.raises(UsageError, match="no flag has been created there yet"):
+        Flags(tmp_path / "typo.db", refresh_s=0)
+
+
 def test_a_store_of_another_program_is_not_read_as_an_empty_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

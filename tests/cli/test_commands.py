@@ -151,12 +151,13 @@ def test_evaluate_the_written_demo_dataset_with_labels_and_pooling(
     [
         (["evaluate", "DATA/bad/dataset_unknown_ids"], "unknown"),
         (["evaluate", "DATA/good/memories_bom.jsonl", "-s", "lexical"], "error"),
-        (["evaluate", "DEMO", "-s", "bogus"], "unknown system 'bogus'"),
+        (["evaluate", "DEMO", "-s", "bogus"], "--system 'bogus': unknown system 'bogus'"),
         (["evaluate", "DEMO", "-s", "DATA/bad/subject_unknown_kind.yaml"], "must be one of"),
         (["evaluate", "DEMO", "-s", "DATA/bad/subject_truncated.yaml"], "not valid YAML"),
         (["evaluate", "DEMO", "-s", "reference:mode=lexical,k_rrf"], "is not KEY=VALUE"),
         (["evaluate", "DEMO", "-m", "nDCG@x"], "measure"),
-        (["evaluate", "DEMO", "-m", "nDCG@50", "--k", "10"], "below the largest cutoff"),
+        (["evaluate", "DEMO", "-m", "nDCG@50", "--k", "10"], "cutoff @50; use --k 50 or more"),
+        (["evaluate", "DEMO", "--pool-judge", "relevance"], "give --pool-depth N as well"),
         (["metrics", "DATA/good/qrels.txt", "DATA/bad/run_bad_score.txt"], "run_bad_score.txt"),
         (["import", "locomo", "DATA/bad/locomo_not_a_list.json", "--out", "OUT"], "JSON list"),
         (

@@ -201,6 +201,25 @@ def test_a_bundles_gate_usage_failures_subjects_and_tasks_are_read_before_import
     assert not store.exists()
 
 
+@pytest.mark.parametrize("run_id", ["", "../../etc", "-r", "a b"])
+def test_a_bundles_run_id_no_run_may_have_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], run_id: str
+) -> None:
+    """A run id of "" or "../../etc" was imported as it was: a run `runs show` cannot name
+    ("" names none), whose id goes into a viewer's URL and an export's file name."""
+    data = json.loads((BAD / "run_bundle_unknown_gate.json").read_text(encoding="utf-8"))
+    data["runs"][0]["gate"] = "pass"
+    data["runs"][0]["run"]["run_id"] = run_id
+    bundle = tmp_path / "edited.json"
+    bundle.write_text(json.dumps(data), encoding="utf-8")
+    store = tmp_path / "r.db"
+    assert main(["runs", "import", str(bundle), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert f"edited.json: runs.0.run.run_id: {run_id!r} cannot be a run id:" in err
+    assert "letters, digits, '.', '_' and '-', starting with a letter or digit" in err
+    assert not store.exists()
+
+
 @pytest.mark.parametrize(
     ("edit", "says"),
     [

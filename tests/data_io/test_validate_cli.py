@@ -93,6 +93,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "labels_missing_label.jsonl": (2, "a human label is needed"),
     "extraction_replaces_unknown.json": (None, "which is not in existing_memory"),
     "operations_missing_expected.json": (None, "[0].expected: required field is missing"),
+    "suite_ingest_text.yaml": (8, "tasks.0.ingest: give true or false, not a text (got 'no')"),
     "suite_misspelt_kwargs.yaml": (
         6,
         "subjects.mine.python.kwarg: unknown key; did you mean 'kwargs'? (it takes kwargs, target)",

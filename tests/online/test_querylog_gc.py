@@ -228,3 +228,31 @@ def test_result_ids_given_as_one_string_are_rejected_not_split_into_characters(
     finally:
         con.close()
     assert rows == [("fine", '["m12"]', 1)]
+
+
+def test_a_channels_ids_given_as_one_string_are_rejected_as_result_ids_are(
+    tmp_path: Path,
+) -> None:
+    """`channel_contributions={"lexical": "m12"}` was stored as given, and read as the ids "m",
+    "1" and "2": the channel surfaced none of the results, 0 where it surfaced one, silently.
+    The record is rejected with its reason, by the rule `result_ids` follows."""
+    log = QueryLog(tmp_path / "log.db", flush_interval=3600.0)
+    try:
+        given = {"dense": ["m12"], "lexical": "m12"}
+        log.query("one id as text", session_id="s", result_ids=["m12"], channel_contributions=given)
+        log.query("fine", session_id="s", result_ids=["m12"], channel_contributions={"l": ["m12"]})
+        log.flush()
+        assert log.rejected == 1
+        assert log.last_rejected is not None
+        assert (
+            "channel_contributions['lexical'] is a string ('m12'), not a list of memory ids"
+            in log.last_rejected
+        )
+    finally:
+        log.close()
+    con = sqlite3.connect(tmp_path / "log.db")
+    try:
+        rows = con.execute("SELECT query, channel_contributions FROM eval_queries").fetchall()
+    finally:
+        con.close()
+    assert rows == [("fine", '{"l": ["m12"]}')]

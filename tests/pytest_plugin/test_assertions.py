@@ -225,7 +225,8 @@ def test_thresholds_of_none_are_none_as_in_assert_suite(
 ) -> None:
     """`assert_retrieval(..., None)` failed with "'NoneType' object is not iterable", from the
     loop that adds the thresholds' measures, where `assert_suite` and the other helpers read
-    None as no threshold (fuzzC-6); a string is named."""
+    None as no threshold (fuzzC-6); a string is named. A threshold is read apart from its
+    measure: `"=0.5"` is refused naming the forms, not a measure called "Recall@5="."""
     pytester.makepyfile(
         f"""
         import pytest
@@ -238,11 +239,25 @@ def test_thresholds_of_none_are_none_as_in_assert_suite(
         def test_text():
             with pytest.raises(UsageError, match="thresholds: give a mapping of measure to"):
                 assert_retrieval({str(demo)!r}, "lexical", "Recall@5")
+
+        def test_a_threshold_of_one_equals_sign():
+            # was a measure called "Recall@5=", the run's measures listed
+            with pytest.raises(UsageError) as raised:
+                assert_retrieval({str(demo)!r}, "lexical", {{"Recall@5": "=0.5"}})
+            assert str(raised.value) == (
+                "threshold {{'Recall@5': '=0.5'}}: '=0.5' is not a target;"
+                " write 0.6, '>= 0.6' or '< 0.2'"
+            )
+
+        def test_a_threshold_of_two():
+            report = assert_retrieval({str(demo)!r}, "lexical", {{"Recall@5": ">=0.5"}})
+            found = [(t.measure, t.op, t.target) for t in report.summary.targets]
+            assert ("Recall@5", ">=", 0.5) in found
         """
     )
     result = pytester.runpytest(*PLUGIN)
-    result.assert_outcomes(passed=2)
-    assert len(_runs()) == 1
+    result.assert_outcomes(passed=4)
+    assert len(_runs()) == 2  # none of a threshold refused
 
 
 def test_write_path_and_audit_helpers_name_an_argument_of_none(pytester: pytest.Pytester) -> None:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import PydanticOmit, core_schema
 
-from memgauge._util.model import Model
+from memgauge._util.model import TrueOrFalse
 
 __all__ = [
     "LenientSchema",
@@ -205,9 +205,9 @@ def takes(model: type[BaseModel]) -> Callable[[F], F]:
     return deco
 
 
-class SpecArgs(Model):
+class SpecArgs(TrueOrFalse):
     """Base of explicit argument models: unknown keys are errors, numbers read as text where
-    text is meant (YAML reads `8080` as a number)."""
+    text is meant (YAML reads `8080` as a number), a boolean true or false, not a text."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 

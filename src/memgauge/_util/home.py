@@ -6,7 +6,7 @@ import errno
 import os
 from pathlib import Path
 
-__all__ = ["embeddings_cache", "memgauge_home"]
+__all__ = ["memgauge_home"]
 
 
 def memgauge_home() -> Path:
@@ -23,10 +23,3 @@ def memgauge_home() -> Path:
             str(home),
         )
     return home
-
-
-def embeddings_cache() -> Path:
-    """Where embeddings are cached by text hash: `MEMGAUGE_EMBEDDINGS`, else
-    `MEMGAUGE_HOME/embeddings` (shared by every store that uses the same home)."""
-    env = os.environ.get("MEMGAUGE_EMBEDDINGS")
-    return Path(env).expanduser() if env else memgauge_home() / "embeddings"

@@ -14,10 +14,13 @@ as before.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.version import VERSION
+from typing import Any, get_args
 
-__all__ = ["DEFERRED", "Model"]
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic.version import VERSION
+from pydantic_core import PydanticCustomError
+
+__all__ = ["DEFERRED", "Model", "TrueOrFalse"]
 
 #: whether this pydantic builds a deferred model safely on several threads at once
 DEFERRED = tuple(int(part) for part in VERSION.split(".")[:2]) >= (2, 14)
@@ -27,3 +30,20 @@ class Model(BaseModel):
     """A pydantic model whose validator and serializer are built on first use (see the module)."""
 
     model_config = ConfigDict(defer_build=DEFERRED)
+
+
+class TrueOrFalse(Model):
+    """A base whose boolean fields take true or false only: pydantic reads the texts 'no',
+    'off', 'n', '0' (and 'yes', 'on', ...) as booleans, so `ingest: "no"` in a suite, or
+    `ingest="no"` given to the API, was False and said nothing. YAML's own true / false (and
+    yes / no unquoted, which YAML reads as booleans) are booleans before they get here."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_text_for_a_boolean(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and info.field_name is not None:
+            hint = cls.model_fields[info.field_name].annotation
+            if hint is bool or bool in get_args(hint):
+                # the input is shown after it ("(got 'no')"), as pydantic's own errors are
+                raise PydanticCustomError("bool_text", "give true or false, not a text")
+        return value

@@ -165,8 +165,15 @@ def parse_fail_under(text: str) -> Requirement:
             f"--fail-under {text!r}: write MEASURE=VALUE, e.g. Recall@10=0.6 or "
             "hybrid/recall/Recall@10=0.6"
         )
-    ref = parse_measure_ref(measure, where=f"--fail-under {text!r}")
-    op, value = parse_target(raw.strip(), where=f"--fail-under {text!r}", measure=ref.name)
+    return requirement(measure, raw.strip(), where=f"--fail-under {text!r}")
+
+
+def requirement(measure: str, target: float | str, *, where: str) -> Requirement:
+    """The target `target` (`parse_target`) on the measures `measure` names
+    (`[SUBJECT/][TASK/]NAME`), set by `--fail-under` or a threshold given apart from its
+    measure (the pytest plug-in's); UsageError naming `where`."""
+    ref = parse_measure_ref(measure, where=where)
+    op, value = parse_target(target, where=where, measure=ref.name)
     return Requirement(ref.name, Target(ref.name, op, value, "--fail-under"), ref.subject, ref.task)
 
 

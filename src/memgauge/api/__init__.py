@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from memgauge.aggregates.attribution import AttributionAggregate as AttributionAggregate
     from memgauge.aggregates.attribution_cause import CAUSES, attribute
     from memgauge.aggregates.ir import DEFAULT_MEASURES as DEFAULT_MEASURES
+    from memgauge.aggregates.targets import Requirement as Requirement
+    from memgauge.aggregates.targets import requirement as requirement
     from memgauge.api._bench import bench_search as bench_search
     from memgauge.api._bench import bench_versus as bench_versus
     from memgauge.api._bench_systems import SystemsBench as SystemsBench
@@ -182,6 +184,7 @@ if TYPE_CHECKING:
     from memgauge.store.suite_runs import SuiteRunStore as SuiteRunStore
     from memgauge.store.traces import StoredTrace as StoredTrace
     from memgauge.store.traces import TracePage as TracePage
+    from memgauge.store.url import SEARCHES as SEARCHES
     from memgauge.store.url import store_url as store_url
     from memgauge.subjects.learnings import learnings_stored as learnings_stored
     from memgauge.subjects.parse import one_spec as one_spec

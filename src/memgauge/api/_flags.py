@@ -11,6 +11,7 @@ from memgauge._util.numbers import ALPHA, BETA, MDE
 from memgauge.api._store import Where, require_store, results_store
 from memgauge.online import flags as _flags
 from memgauge.stats.sequential import DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
+from memgauge.store.url import FLAGS
 
 __all__ = ["add_ab_from_shadow", "create_flag", "feature_flags", "set_flag"]
 
@@ -48,12 +49,12 @@ def create_flag(
 def set_flag(name: str, settings: Mapping[str, Any], *, store: Where = None) -> dict[str, Any]:
     """Change flag `name`'s `settings` (the keys `create_flag` takes; None: unchanged); a
     UsageError for an unknown flag, an unknown setting or one out of range."""
-    return _flags.set_flag(require_store(store), name, settings)
+    return _flags.set_flag(require_store(store, FLAGS), name, settings)
 
 
 def feature_flags(name: str | None = None, *, store: Where = None) -> list[dict[str, Any]]:
     """Every flag (or only `name`), each with its A/B test's state (`test`)."""
-    return _flags.list_flags(require_store(store), name)
+    return _flags.list_flags(require_store(store, FLAGS), name)
 
 
 def add_ab_from_shadow(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
 from memgauge._util.home import memgauge_home
+from memgauge.data.environment import env_path
 from memgauge.errors import UsageError
 from memgauge.llm.cache import CacheMode
 from memgauge.llm.context import configure, llm_context
@@ -68,7 +68,8 @@ def configure_llm(
     path = (
         Path(llm_cache)
         if llm_cache
-        else Path(os.environ.get("MEMGAUGE_LLM_CACHE") or memgauge_home() / "llm-cache.db")
+        else env_path("MEMGAUGE_LLM_CACHE", "file", "MEMGAUGE_HOME/llm-cache.db")
+        or memgauge_home() / "llm-cache.db"
     )
     mode: CacheMode = (
         "only" if cache_only else "off" if no_cache else "refresh" if refresh_cache else "use"

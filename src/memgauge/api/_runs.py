@@ -22,9 +22,9 @@ from memgauge.api._store import StoreArg, recorder_for, resolve_resume
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.llm.usage import load_prices, priced
-from memgauge.runs.engine import Progress, RunReport
+from memgauge.runs.engine import RUN_KINDS, Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
 from memgauge.runs.kinds.retrieval import RetrievalSettings, evaluate_suite
 from memgauge.runs.lanes import Borrowed
@@ -90,7 +90,7 @@ def _system_specs(
         if value is None:
             raise TypeError(f"systems: {label or 'a system'} is None; give a system")
         if isinstance(value, str):
-            parsed = parse_system(value)
+            parsed = parse_system(value, argument("systems", flag="--system"))
             for name, spec in parsed:
                 specs.append((label if label and len(parsed) == 1 else name, spec))
         elif isinstance(value, Mapping):
@@ -152,6 +152,12 @@ def _config(options: RunConfig | None, keywords: RunConfig) -> RunConfig:
     if keywords != RunConfig():
         raise UsageError("give a run's settings as options=RunConfig(...) or as keywords, not both")
     return options
+
+
+def _check_kind(kind: object) -> None:
+    """UsageError for a `kind` no command starts a run as: it was recorded as given."""
+    if kind not in RUN_KINDS:
+        raise UsageError(f"kind {kind!r}: give one of {', '.join(RUN_KINDS)}")
 
 
 def _run(suite: Suite, config: RunConfig, **given: Any) -> RunReport:
@@ -223,6 +229,7 @@ def evaluate(
     system (the spread of its rankings, rank-biased overlap, pass@k; the `repeats` aggregate).
     """
     _check_path("dataset", dataset, RetrievalDataset)
+    _check_kind(kind)
     given = settings.get("measures")
     if isinstance(given, Iterable) and not isinstance(given, str):
         # read once here: a generator given is checked, and kept, not emptied by the check
@@ -375,6 +382,7 @@ def run_suite(
         ),
     )
     _check_path("suite", suite, Suite)
+    _check_kind(kind)
     if subjects is not None and not isinstance(subjects, Mapping):
         raise TypeError(
             "subjects takes a mapping {name: live object} for the suite's {live: {name}}, "
@@ -384,10 +392,27 @@ def run_suite(
     if not isinstance(suite, Suite):
         suite_path = Path(suite).resolve()
         suite = load_suite(suite_path)
+    _check_live(suite, subjects or {})
     build = _build(subjects or {})
     return _run(
         suite, config, suite_path=suite_path, base=base, kind=kind, progress=progress, build=build
     )
+
+
+def _check_live(suite: Suite, subjects: Mapping[str, object]) -> None:
+    """UsageError for an object of `subjects` that stands in for no `{live: {name}}` of the
+    suite: it would never be called, and the run would not say so."""
+    named = [
+        str(spec["live"].get("name"))
+        for spec in (suite.subjects or {}).values()
+        if isinstance(spec, dict) and isinstance(spec.get("live"), dict)
+    ]
+    unused = [name for name in subjects if name not in named]
+    if unused:
+        has = f"those it names: {', '.join(named)}" if named else "it names none"
+        raise UsageError(
+            f"subjects: suite {suite.name!r} has no {{live: {{name: {unused[0]!r}}}}}; give {has}"
+        )
 
 
 def write_path_subject(

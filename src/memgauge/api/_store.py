@@ -17,7 +17,7 @@ from memgauge.errors import UsageError, named_by
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import export_bundle, read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.store.url import NOTHING_RECORDED, StoreURL, default_store, store_url
+from memgauge.store.url import RUNS, Records, StoreURL, default_store, nothing_recorded, store_url
 
 __all__ = [
     "Location",
@@ -61,12 +61,13 @@ def open_store(where: Where = None) -> SuiteRunStore:
     return SuiteRunStore(results_store(where))
 
 
-def require_store(where: Where = None) -> StoreURL:
-    """The store at `where` for a command that only reads it: a UsageError, and no empty file
-    left behind, when it is a SQLite file that does not exist."""
+def require_store(where: Where = None, records: Records = RUNS) -> StoreURL:
+    """The store at `where` for a command that only reads it: a UsageError saying that no
+    `records` are there yet, and no empty file left behind, when it is a SQLite file that does
+    not exist."""
     url = results_store(where)
     if not url.exists():
-        raise UsageError(f"no results store at {url}: {NOTHING_RECORDED}")
+        raise UsageError(f"no results store at {url}: {nothing_recorded(records)}")
     return url
 
 

@@ -108,7 +108,7 @@ def synth(
     `critic_model` (default the generator; `critic=False` skips it). Calls go through the LLM
     cache (`configure_llm`), so a second run replays them. A failed call past
     `max_failure_rate` raises SubjectError and writes nothing."""
-    from memgauge._util.home import embeddings_cache
+    from memgauge.data.environment import embeddings_cache
     from memgauge.data.io import save_retrieval_dataset
     from memgauge.embed import CachedEmbedder, load_embedder
     from memgauge.synth import SynthConfig, synthesize

@@ -250,7 +250,7 @@ store_option = store_option_with(
 def _existing_store(
     _ctx: click.Context, _param: click.Parameter, value: str | None
 ) -> api.StoreURL:
-    return api.require_store(value)
+    return api.require_store(value, api.SEARCHES)
 
 
 #: `[STORE]`, the command's `db`: a store that must exist (a path, sqlite:///PATH or

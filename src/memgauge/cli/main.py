@@ -35,6 +35,7 @@ from memgauge.errors import (
     SubjectError,
     UnavailableError,
     UsageError,
+    command_line,
 )
 
 __all__ = ["EXIT_DATA", "cli", "main"]
@@ -324,7 +325,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         # with standalone_mode=False click returns a command's exit code (click.exceptions.Exit)
         # instead of raising it
-        code = cli.main(args=argv, prog_name="memgauge", standalone_mode=False)
+        with command_line():  # messages name the command's flags, not the API's keywords
+            code = cli.main(args=argv, prog_name="memgauge", standalone_mode=False)
         if isinstance(code, int) and code:
             return code
     except click.exceptions.Abort as exc:

@@ -20,6 +20,7 @@ A value that could not be computed is None (shown as n/a with its count), never 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
@@ -31,9 +32,11 @@ from pydantic import (
     SerializationInfo,
     SerializeAsAny,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from memgauge._util.clock import utc_now
 from memgauge._util.model import Model
@@ -43,6 +46,7 @@ from memgauge.data.facts import Facts
 from memgauge.data.shapes import FORM, Shape
 
 __all__ = [
+    "RUN_ID",
     "AggregateResult",
     "EvaluatorSummary",
     "Failure",
@@ -61,6 +65,7 @@ __all__ = [
     "mean_of_repeats",
     "repeat_id",
     "repeat_source",
+    "run_id_problem",
     "utc_now",
 ]
 
@@ -573,6 +578,22 @@ def _evaluator_measure(e: EvaluatorSummary) -> MeasureValue:
     )
 
 
+#: what a run id may be: what the engine makes (`20261129-141159-c3ba5465`) and any other word
+#: of letters, digits, '.', '_' and '-' that starts with a letter or digit: typed after `runs
+#: show`, put in a viewer's URL and an exported file's name as it is (no '/', no '..', not empty)
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+
+def run_id_problem(run_id: str) -> str | None:
+    """Why `run_id` cannot be a run's id (`RUN_ID`), or None."""
+    if RUN_ID.fullmatch(run_id):
+        return None
+    return (
+        f"{run_id!r} cannot be a run id: a run id is up to 200 letters, digits, '.', '_' and"
+        " '-', starting with a letter or digit (memgauge makes them as 20261129-141159-c3ba5465)"
+    )
+
+
 class RunRecord(_Record):
     """One run: what was run, by whom, how it ended, and its summary."""
 
@@ -607,6 +628,15 @@ class RunRecord(_Record):
     )
     n_items: int = Field(default=0, description="Items planned.")
     summary: RunSummary | None = Field(default=None, description="Aggregates, once computed.")
+
+    @field_validator("run_id")
+    @classmethod
+    def _a_run_id(cls, run_id: str) -> str:
+        # a bundle's "" or "../../etc" was imported as it was: a run no command could name
+        problem = run_id_problem(run_id)
+        if problem is not None:  # a custom error: pydantic's ValueError reads "Value error, ..."
+            raise PydanticCustomError("run_id", "{problem}", {"problem": problem})
+        return run_id
 
 
 class RunPlan(NamedTuple):

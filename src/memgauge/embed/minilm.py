@@ -31,9 +31,10 @@ def minilm(
     if backend not in BACKENDS:
         raise UsageError(f"minilm:{backend}: the backend is one of {', '.join(BACKENDS)}")
     if backend == "auto":
-        chosen = os.environ.get("MEMGAUGE_MINILM", "auto").strip().lower() or "auto"
+        given = os.environ.get("MEMGAUGE_MINILM", "auto")
+        chosen = given.strip().lower() or "auto"
         if chosen not in BACKENDS:
-            raise UsageError(f"MEMGAUGE_MINILM={chosen}: use onnx, numpy, int8 or auto")
+            raise UsageError(f"MEMGAUGE_MINILM={given}: use onnx, numpy, int8 or auto")
         backend = chosen
     if backend == "auto":
         # looked up on the module: the one answer to "is ONNX Runtime here" (tests replace it)

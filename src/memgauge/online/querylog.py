@@ -103,20 +103,37 @@ def _finalize_at_exit(log: QueryLog) -> None:
 
 
 class _TextForIds:
-    """`result_ids` given as one string, which a type checker takes for a sequence and which
-    unpacked would log each of its characters as a memory id. Encoding it raises, so the
-    writer rejects the record (counted in `rejected`, named in `last_rejected`), as it does one
-    JSON cannot hold, and the caller's request never sees an error."""
+    """Memory ids given as one string (`result_ids`, a channel's ids in
+    `channel_contributions`), which a type checker takes for a sequence and which unpacked
+    would log each of its characters as a memory id (a channel's: no result it surfaced).
+    Encoding it raises, so the writer rejects the record (counted in `rejected`, named in
+    `last_rejected`), as it does one JSON cannot hold, and the caller's request never sees an
+    error."""
 
-    __slots__ = ("text",)
+    __slots__ = ("name", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
         self.text = text
 
     def __iter__(self) -> Iterator[Any]:
         raise TypeError(
-            f"result_ids is a string ({self.text[:40]!r}), not a list of memory ids: give [id, ...]"
+            f"{self.name} is a string ({self.text[:40]!r}), not a list of memory ids:"
+            " give [id, ...]"
         )
+
+
+def _channels(contributions: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`contributions` with a channel's ids given as one string refused as `result_ids` is
+    (`_TextForIds`); as given when there is none (the usual call: one pass over the values)."""
+    if not any(isinstance(ids, str) for ids in contributions.values()):
+        return contributions
+    return {
+        channel: _TextForIds(f"channel_contributions[{channel!r}]", ids)
+        if isinstance(ids, str)
+        else ids
+        for channel, ids in contributions.items()
+    }
 
 
 def _scored_tail(
@@ -297,7 +314,7 @@ class QueryLog:
             return qid
         n_scores = n_unboosted = None
         if isinstance(result_ids, str):
-            result_ids = (_TextForIds(result_ids),)
+            result_ids = (_TextForIds("result_ids", result_ids),)
         if scores is not None or unboosted_scores is not None:  # after the ids, in the tail
             result_ids, n_scores, n_unboosted = _scored_tail(result_ids, scores, unboosted_scores)
         self._queries.append(
@@ -310,7 +327,9 @@ class QueryLog:
                 tool_name,
                 # JSON text now: a record holding the caller's dicts and lists stays in the
                 # garbage collector's reach (store.querylog.encode_mapping says why)
-                None if channel_contributions is None else encode_mapping(channel_contributions),
+                None
+                if channel_contributions is None
+                else encode_mapping(_channels(channel_contributions)),
                 latency_ms,
                 trace_id,
                 _now(),

@@ -389,6 +389,9 @@ def _lanes(
 #: a run with every option at its default
 _NO_OPTIONS = RunOptions()
 
+# what may start a run, as `runs list` shows it: `suite` for `memgauge run`, then the commands
+RUN_KINDS = ("suite", "evaluate", "demo", "extraction", "operations", "audit", "bench-systems")
+
 
 def _imports(plan: Sequence[PlannedTask], suite: Suite) -> list[str]:
     """The modules the run's aggregates will import at its end (`Aggregate.imports`)."""
@@ -428,7 +431,7 @@ def run_suite(
         options: resume, targets, concurrency, shards (`RunOptions`), read as given.
         suite_path: the suite file, when there is one (paths are relative to it).
         base: the directory relative paths start from (default: the suite file's, else cwd).
-        kind: what started the run (suite, evaluate, demo, extraction, operations, audit).
+        kind: what started the run, one of `RUN_KINDS`.
         progress: what to show while it runs.
         build: subject spec -> instance.
         datasets: retrieval datasets given in memory, by task name (the Python API).

@@ -45,7 +45,7 @@ from pydantic import (
     model_validator,
 )
 
-from memgauge._util.model import Model
+from memgauge._util.model import TrueOrFalse
 from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_K, MAX_REPEAT, SEED_MAX
 from memgauge._util.registry import RegistryError, SpecProblem
 from memgauge.aggregates import AGGREGATES
@@ -86,7 +86,7 @@ __all__ = [
 ]
 
 
-class _Model(Model):
+class _Model(TrueOrFalse):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 

@@ -8,13 +8,13 @@ import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
-from typing import Self
+from typing import ClassVar, Self
 
 import sqlalchemy as sa
 
 from memgauge.errors import UnavailableError
 from memgauge.store import engine as _engine
-from memgauge.store.url import HEAD, StoreURL, default_store, store_url
+from memgauge.store.url import HEAD, RUNS, Records, StoreURL, default_store, store_url
 
 __all__ = ["Store"]
 
@@ -23,6 +23,8 @@ class Store:
     """One connection to the store at `where` (a URL, a path, or None: `MEMGAUGE_STORE`, else
     `MEMGAUGE_HOME/results.db`), created and migrated if need be."""
 
+    #: what it holds, as a store not there yet is refused saying (`url.nothing_recorded`)
+    RECORDS: ClassVar[Records] = RUNS
     #: whether another thread may use the connection (never two at once: the caller's duty)
     threads: bool = False
     _file: tuple[int, int] | None = None
@@ -35,7 +37,7 @@ class Store:
         self.path = self.url.path
         self.read_only = read_only
         if read_only:  # as it is: no migration, no write (see engine.open_read_only)
-            self._engine = _engine.open_read_only(self.url)
+            self._engine = _engine.open_read_only(self.url, self.RECORDS)
             self._conn = self._engine.connect()
             return
         self._engine = _engine.open_engine(self.url)

@@ -36,7 +36,7 @@ from sqlalchemy import event
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import BUSY_TIMEOUT_MS, busy, connect
 from memgauge.store.fresh_schema import cached_statements
-from memgauge.store.url import HEAD, NOTHING_RECORDED, StoreURL
+from memgauge.store.url import HEAD, RUNS, Records, StoreURL, nothing_recorded
 
 __all__ = [
     "UPGRADE_COMMAND",
@@ -333,7 +333,7 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
     return _revision_problem(at, legacy=has("schema_migrations"))
 
 
-def _server_read_only(url: StoreURL) -> sa.Engine:
+def _server_read_only(url: StoreURL, records: Records) -> sa.Engine:
     """A PostgreSQL store opened as it is: every transaction read-only
     (`default_transaction_read_only`, so the server refuses any write), no migration; a store at
     another schema is refused as a SQLite one is, an unreachable server with exit 3."""
@@ -343,16 +343,15 @@ def _server_read_only(url: StoreURL) -> sa.Engine:
             inspector = sa.inspect(conn)
             at = version(conn)
             problem = _revision_problem(at, legacy=inspector.has_table("schema_migrations"))
-            if problem is not None and not inspector.get_table_names():
-                # an empty database, as a team's store starts (the first command that
-                # records creates the tables): no store yet, rather than someone else's
-                problem = NOTHING_RECORDED
+            # an empty database, as a team's store starts (the first command that records
+            # creates the tables): no store yet, rather than someone else's
+            empty = problem is not None and not inspector.get_table_names()
     except sa.exc.DBAPIError as exc:
         ro.dispose()
         raise unreachable(url, exc) from None
-    if problem == NOTHING_RECORDED:
+    if empty:
         ro.dispose()
-        raise UsageError(f"no results store at {url}: {problem}")
+        raise UsageError(f"no results store at {url}: {nothing_recorded(records)}")
     if problem is not None:
         ro.dispose()
         raise UsageError(f"{url}: {problem}")
@@ -388,17 +387,18 @@ def _probe(where: Path, read_only: Callable[[], sqlite3.Connection]) -> sqlite3.
     return conn
 
 
-def open_read_only(url: StoreURL) -> sa.Engine:
+def open_read_only(url: StoreURL, records: Records = RUNS) -> sa.Engine:
     """An engine that reads the SQLite store at `url` as it is: SQLite's `mode=ro` (no
     connection it makes can write, whatever runs on it) and `query_only`, no migration. A store
     at another schema than this memgauge's is refused with the command that upgrades it (an
     older one) or the advice to upgrade memgauge (a newer one). A PostgreSQL store is read in
-    read-only transactions (see `_server_read_only`)."""
+    read-only transactions (see `_server_read_only`). A store not there yet is refused saying
+    that no `records` are there yet (`url.nothing_recorded`)."""
     if url.path is None:
-        return _server_read_only(url)
+        return _server_read_only(url, records)
     where = url.path
     if not where.is_file():
-        raise UsageError(f"no results store at {where}: {NOTHING_RECORDED}")
+        raise UsageError(f"no results store at {where}: {nothing_recorded(records)}")
     uri = f"file:{quote(str(where.resolve()))}?mode=ro"
 
     def creator() -> sqlite3.Connection:

@@ -25,6 +25,7 @@ from memgauge.store.base import Store
 from memgauge.store.dialect import insert_ignore
 from memgauge.store.tables import eval_ab_tests as _tests
 from memgauge.store.tables import eval_flags as _flags
+from memgauge.store.url import FLAGS
 
 __all__ = ["FLAG_FIELDS", "FlagStore"]
 
@@ -61,6 +62,8 @@ def _flag(row: sa.Row[Any]) -> dict[str, Any]:
 
 class FlagStore(Store):
     """`eval_flags`, read with each flag's A/B test state."""
+
+    RECORDS = FLAGS
 
     def create(self, name: str, values: Mapping[str, Any]) -> bool:
         """Create flag `name` with `values` (every one of FLAG_FIELDS); False when it exists."""

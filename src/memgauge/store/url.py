@@ -19,17 +19,45 @@ from urllib.parse import urlsplit, urlunsplit
 from memgauge._util.home import memgauge_home
 from memgauge.errors import UsageError
 
-__all__ = ["HEAD", "NOTHING_RECORDED", "StoreURL", "default_store", "store_url"]
+__all__ = [
+    "FLAGS",
+    "HEAD",
+    "RUNS",
+    "SEARCHES",
+    "Records",
+    "StoreURL",
+    "default_store",
+    "nothing_recorded",
+    "store_url",
+]
 
 #: the newest Alembic revision of the results store's schema (tests/store/test_schema.py checks
 #: it is the head of the shipped scripts): a store already there opens without loading Alembic
 HEAD = "0024"
 
-#: why a store that does not exist yet cannot be read, and what to do (every reading command)
-NOTHING_RECORDED = (
-    "nothing has been recorded there yet (run `memgauge run SUITE` or `memgauge evaluate`"
-    " first), or give the right one with --store"
-)
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """What a reader wants a store to hold, as `nothing_recorded` says it: `none`, that there
+    is none yet, and `how`, what records them."""
+
+    none: str
+    how: str
+
+
+#: a results store's runs (every command's default)
+RUNS = Records("nothing has been recorded", "run `memgauge run SUITE` or `memgauge evaluate` first")
+#: feature flags (`flags list`, `flags set`, `Flags(...)`)
+FLAGS = Records("no flag has been created", "`memgauge flags create NAME ...` creates one")
+#: a query log's searches (`logs ...`, `watch`)
+SEARCHES = Records("no search has been logged", "`memgauge.online.QueryLog` logs them")
+
+
+def nothing_recorded(records: Records = RUNS) -> str:
+    """Why a store that does not exist yet cannot be read, and what to do: the one message of
+    every reader, which says what `records` it wanted."""
+    return f"{records.none} there yet ({records.how}), or give the right one with --store"
+
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, create_model
 
-from memgauge._util.home import embeddings_cache
 from memgauge._util.registry import SpecArgs, SpecProblem, args_model_of, takes
+from memgauge.data.environment import embeddings_cache
 from memgauge.embed import CachedEmbedder, load_embedder
 from memgauge.embed.protocol import Embedder
 from memgauge.subjects.fusion import fusion_problems

@@ -20,7 +20,7 @@ from memgauge._util.numbers import MAX_FAILURE_RATE, N_RESAMPLES
 from memgauge.aggregates.ir import DEFAULT_MEASURES, dataset_sha256
 from memgauge.data.readers import load_retrieval_source
 from memgauge.data.records import ItemRecord
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.metrics import parse_measure
 from memgauge.metrics.conventions import (
     DEFAULT_DEPTH,
@@ -190,14 +190,18 @@ def evaluate_suite(
     if cutoffs and k < max(cutoffs):
         raise UsageError(
             f"search depth k={k} is below the largest cutoff @{max(cutoffs)}; "
-            f"use --k {max(cutoffs)} or more"
+            f"use {argument('k', max(cutoffs))} or more"
         )
     if pool_depth is not None and (pool_depth < 1 or not 0 <= pool_grade <= 3):
         raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
     if pool_judge is not None and pool_depth is None:
-        raise UsageError("--pool-judge grades a pool: give --pool-depth N as well")
+        raise UsageError(
+            f"{argument('pool_judge')} grades a pool: give {argument('pool_depth', 'N')} as well"
+        )
     if no_relevant not in NO_RELEVANT:
-        raise UsageError(f"--no-relevant {no_relevant!r}: use one of {', '.join(NO_RELEVANT)}")
+        raise UsageError(
+            f"{argument('no_relevant')} {no_relevant!r}: use one of {', '.join(NO_RELEVANT)}"
+        )
     retrieval = {"rel_threshold": rel_threshold, "gain": gain, "no_relevant": no_relevant}
     ir: dict[str, Any] = {
         "measures": canonical,
