@@ -25,7 +25,7 @@ from memgauge.errors import SubjectError, UsageError
 from memgauge.report.fmt import fmt_num as _fmt
 
 if TYPE_CHECKING:
-    from memgauge.stats.agreement import Calibration
+    from memgauge.api import Calibration
 
 __all__ = ["judge"]
 

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge.data.importers.common import ImportReport, json_type, wrong_type
-from memgauge.data.jsonio import DEFAULT_MAX_LINE_BYTES, iter_jsonl, load_structured
+from memgauge.data.jsonio import DEFAULT_MAX_LINE_BYTES, load_structured
 from memgauge.data.models import DatasetProtocol, EvalQuery, Judgment, Memory, RetrievalDataset
 from memgauge.errors import DataError, Problem
 
@@ -346,19 +346,11 @@ def _first_record(path: Path) -> dict[str, Any]:
 def _questions(path: Path) -> Any:
     """The file's questions: LongMemEval's JSON list, or JSON lines of one question each, which
     its evaluate_qa.py reads too. A file of a system's answers (`hypothesis`) is refused."""
-    try:
-        return load_structured(path)[0]
-    except DataError:  # not one JSON document: JSON lines?
-        first = _first_record(path)
-        if "hypothesis" in first:
-            raise DataError(Problem(str(path), 1, None, _HYPOTHESES)) from None
-        if "question_id" not in first:
-            raise
-    problems: list[Problem] = []
-    questions = [record for _, record in iter_jsonl(path, problems)]
-    if problems:
-        raise DataError(problems)
-    return questions
+    raw = load_structured(path)[0]  # JSON lines are read a record a line (data.jsonio)
+    first = raw[0] if isinstance(raw, list) and raw else raw
+    if isinstance(first, dict) and "hypothesis" in first:
+        raise DataError(Problem(str(path), 1, None, _HYPOTHESES))
+    return raw
 
 
 def import_longmemeval(
