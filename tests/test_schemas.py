@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 import yaml
 from tests.docs.blocks import read_blocks
+from tests.online.test_traces_made_by_the_tools import MADE_BY_TOOLS
 
 from memgauge._util.builtins import BUILTINS
 from memgauge.cli.main import main
@@ -41,14 +42,7 @@ NOT_DATASETS = {
     **{
         f"traces/{name}": "a trace export made by the tool itself, read by `logs import-traces`"
         " (tests/online/test_traces_made_by_the_tools.py validates it)"
-        for name in (
-            "otel_sdk.jsonl",
-            "langsmith_sdk_runs.json",
-            "langsmith_sdk_runtree.jsonl",
-            "langchain_runs.json",
-            "phoenix_sdk_spans.jsonl",
-            "phoenix_sdk_rest.json",
-        )
+        for name in MADE_BY_TOOLS
     },
     "traces/otel_sdk.expected.json": "what the OpenTelemetry SDK recorded: the answer key of "
     "tests/online/test_traces_made_by_the_tools.py",

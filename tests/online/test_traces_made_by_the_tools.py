@@ -17,6 +17,15 @@ from memgauge.data.tracing import Span, read_traces
 from memgauge.errors import DataError
 
 SDK = TRACES / "otel_sdk.jsonl"
+#: the trace exports in tests/data/traces that the tools made themselves (its README says how)
+MADE_BY_TOOLS = (
+    "otel_sdk.jsonl",
+    "langsmith_sdk_runs.json",
+    "langsmith_sdk_runtree.jsonl",
+    "langchain_runs.json",
+    "phoenix_sdk_spans.jsonl",
+    "phoenix_sdk_rest.json",
+)
 
 
 def _expected(name: str) -> list[dict[str, Any]]:
@@ -317,17 +326,7 @@ def test_a_langchain_agents_runs_read_as_langchain_recorded_them() -> None:
     assert (tool.name, tool.result) == (runs["tool"]["name"], runs["tool"]["outputs"]["output"])
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "otel_sdk.jsonl",
-        "langsmith_sdk_runs.json",
-        "langsmith_sdk_runtree.jsonl",
-        "langchain_runs.json",
-        "phoenix_sdk_spans.jsonl",
-        "phoenix_sdk_rest.json",
-    ],
-)
+@pytest.mark.parametrize("name", MADE_BY_TOOLS)
 def test_validate_reads_each_tools_export_as_a_trace(
     name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -51,6 +51,23 @@ def _out(argv: list[str], code: int = 0) -> str:
     return buf.getvalue()
 
 
+def _codes_evaluate(tmp_path: Path) -> list[str]:
+    """`memgauge evaluate` of one query whose first hit is graded 3 (a1) beside one not graded,
+    with lexical at k 2: the run the hit-label tests grade."""
+    data = tmp_path / "codes.yaml"
+    data.write_text(
+        "name: codes\n"
+        "memories:\n"
+        "  - {id: a1, text: the code for item 1 is K1}\n"
+        "  - {id: b1, text: item 1 also has a backup code B1}\n"
+        "queries:\n"
+        "  - {id: q1, text: what code does item 1 have}\n"
+        "judgments:\n"
+        "  - {query_id: q1, memory_id: a1, grade: 3}\n"
+    )
+    return ["evaluate", str(data), "-s", "lexical", "--k", "2", "-m", "Recall@2"]
+
+
 @pytest.fixture
 def verdicts(tmp_path: Path) -> Path:
     """The judge said pass, fail, fail, fail on i1-i4.
@@ -320,19 +337,8 @@ def test_grades_of_one_hit_on_two_repeats_are_one_judgment_of_the_query(tmp_path
     reviewers' different grades on different repeats are counted as reviewers differing."""
     from memgauge import api
 
-    data = tmp_path / "codes.yaml"
-    data.write_text(
-        "name: codes\n"
-        "memories:\n"
-        "  - {id: a1, text: the code for item 1 is K1}\n"
-        "  - {id: b1, text: item 1 also has a backup code B1}\n"
-        "queries:\n"
-        "  - {id: q1, text: what code does item 1 have}\n"
-        "judgments:\n"
-        "  - {query_id: q1, memory_id: a1, grade: 3}\n"
-    )
     db = tmp_path / "r.db"
-    argv = ["evaluate", str(data), "-s", "lexical", "--k", "2", "-m", "Recall@2"]
+    argv = _codes_evaluate(tmp_path)
     _out([*argv, "--repeat", "2", "--store", str(db), "--quiet"])
     for reviewer, item, grade in (("ann", "q1", 3), ("bob", "q1#r1", 2)):
         api.add_review_label(
@@ -362,19 +368,8 @@ def test_a_hit_graded_again_on_a_rerun_or_a_repeat_is_calibrated_once(tmp_path: 
     and the two reviewers both labelled it."""
     from memgauge import api
 
-    data = tmp_path / "codes.yaml"
-    data.write_text(
-        "name: codes\n"
-        "memories:\n"
-        "  - {id: a1, text: the code for item 1 is K1}\n"
-        "  - {id: b1, text: item 1 also has a backup code B1}\n"
-        "queries:\n"
-        "  - {id: q1, text: what code does item 1 have}\n"
-        "judgments:\n"
-        "  - {query_id: q1, memory_id: a1, grade: 3}\n"
-    )
     db = tmp_path / "r.db"
-    argv = ["evaluate", str(data), "-s", "lexical", "--k", "2", "-m", "Recall@2"]
+    argv = _codes_evaluate(tmp_path)
     for reviewer, item, grade in (("ann", "q1", 3), ("ann", "q1", 3), ("bob", "q1#r1", 2)):
         if item == "q1":  # each of ann's grades on a run of its own: the re-run
             _out([*argv, "--repeat", "2", "--store", str(db), "--quiet"])
