@@ -98,6 +98,10 @@ def test_installed_systems_are_ranked_with_cis_and_the_unusable_listed_as_skippe
         text = (tmp_path / "out" / name).read_text()
         assert "demo: systems ranked by nDCG@10" in text
         assert "0.845 [0.766, 0.916] (n=37)" in text
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert summary.endswith(
+        "## Skipped systems\n\n- mem0: mem0 not installed (`pip install 'memgauge[mem0]'`)\n"
+    )
 
 
 def test_a_system_that_returns_or_stores_nothing_is_named_and_not_ranked(

@@ -155,6 +155,15 @@ def result_doc(bench: api.SystemsBench) -> dict[str, Any]:
     }
 
 
+def _skipped_markdown(bench: api.SystemsBench) -> str:
+    """summary.md's list of the systems found but not usable here, with why and their install
+    line (the stored run holds only those that ran)."""
+    if not bench.skipped:
+        return ""
+    lines = [f"- {f.label}: {f.skipped} (`{f.install}`)" for f in bench.skipped]
+    return "\n## Skipped systems\n\n" + "\n".join(lines) + "\n"
+
+
 def _write(bench: api.SystemsBench, out_dir: Path, out: Console) -> None:
     # the report's renderers (templates) only when a report is written
     from memgauge.report.shapes_markdown import run_markdown
@@ -164,7 +173,7 @@ def _write(bench: api.SystemsBench, out_dir: Path, out: Console) -> None:
     report = bench.report
     paths = {
         "result.json": dumps_strict(result_doc(bench), sort_keys=True, indent=2) + "\n",
-        "summary.md": run_markdown(report.run),
+        "summary.md": run_markdown(report.run) + _skipped_markdown(bench),
         "report.html": render_run_report(report.run, report.items),
     }
     for name, body in paths.items():
