@@ -498,8 +498,9 @@ def main(argv: list[str] | None = None) -> None:
         "--dim",
         type=int,
         default=64,
-        help="embedding size when a request names no `dimensions` (1536: what mem0's"
-        " default embedder and vector store expect of text-embedding-3-small)",
+        help="embedding size when a request names no `dimensions` (default: %(default)s;"
+        " give 1536 for mem0's default embedder and vector store, which expect"
+        " text-embedding-3-small's size)",
     )
     args = p.parse_args(argv)
     share = args.fault_rate / 5
