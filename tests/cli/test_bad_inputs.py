@@ -301,6 +301,25 @@ def test_a_store_not_there_yet_is_said_to_lack_what_the_command_reads(
     assert not (tmp_path / "typo.db").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "how"),
+    [
+        (["logs", "judgments", "{typo}"], "as the STORE argument"),
+        (["logs", "import-annotations", "{typo}", "pool.jsonl"], "as the STORE argument"),
+        (["watch", "{typo}"], "as the STORE argument"),
+        (["runs", "list", "--store", "{typo}"], "with --store"),
+    ],
+)
+def test_a_store_not_there_yet_is_asked_for_the_way_its_command_takes_it(
+    args: list[str], how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`logs` and `watch` take the store as their STORE argument: "give the right one with
+    --store" named an option they do not have. A command with --store still names it."""
+    assert main([a.format(typo=tmp_path / "typo.db") for a in args]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"or give the right one {how}" in err, err
+
+
 def test_flags_on_a_store_not_there_yet_says_no_flag_was_created(tmp_path: Path) -> None:
     from memgauge.errors import UsageError
     from memgauge.online.flags import Flags
