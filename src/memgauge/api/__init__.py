@@ -112,6 +112,7 @@ if TYPE_CHECKING:
     from memgauge.api._store import resolve_run_ids as resolve_run_ids
     from memgauge.api._store import results_path as results_path
     from memgauge.api._store import results_store as results_store
+    from memgauge.api._store import store_given_as as store_given_as
     from memgauge.api._store import upgrade_store as upgrade_store
     from memgauge.api._store import viewer_store as viewer_store
     from memgauge.api._synth import MEMORY_SOURCES as MEMORY_SOURCES

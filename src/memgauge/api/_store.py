@@ -17,7 +17,15 @@ from memgauge.errors import UsageError, named_by
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import export_bundle, read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.store.url import RUNS, Records, StoreURL, default_store, nothing_recorded, store_url
+from memgauge.store.url import (
+    RUNS,
+    Records,
+    StoreURL,
+    default_store,
+    nothing_recorded,
+    store_given_as,
+    store_url,
+)
 
 __all__ = [
     "Location",
@@ -33,6 +41,7 @@ __all__ = [
     "resolve_run_id",
     "results_path",
     "results_store",
+    "store_given_as",
     "upgrade_store",
     "viewer_store",
 ]

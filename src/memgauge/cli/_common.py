@@ -16,7 +16,6 @@ import click
 from click.core import ParameterSource
 
 from memgauge import api
-from memgauge.store.url import store_given_as
 
 if TYPE_CHECKING:
     from click.decorators import FC
@@ -250,7 +249,7 @@ store_option = store_option_with(
 
 def _existing_store(ctx: click.Context, _param: click.Parameter, value: str | None) -> api.StoreURL:
     # the command takes its store as an argument: a store not there says so, not --store
-    ctx.with_resource(store_given_as("as the STORE argument"))
+    ctx.with_resource(api.store_given_as("as the STORE argument"))
     return api.require_store(value, api.SEARCHES)
 
 
