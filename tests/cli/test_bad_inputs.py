@@ -618,18 +618,27 @@ def test_a_write_path_command_with_no_subject_asks_for_one(
     assert f"give --{role} SPEC (a live {role}) or --outputs TRACE.jsonl, one of them" in err
 
 
+@pytest.mark.parametrize("kind", ["file", "fifo"])
 def test_memgauge_home_on_a_file_is_named_and_demo_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """MEMGAUGE_HOME on a file was 'cannot use HOME: File exists', and `demo` left the dataset
-    it had written under --out (found by a black-box pass)."""
-    home = tmp_path / "home-file"
-    home.write_text("not a directory\n")
-    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    it had written under --out (found by a black-box pass); then 'cannot use HOME: ...; check
+    the path (an output path must be ...)', an output path's advice. The variable is named with
+    its value as given, as every path variable is (`env_path`)."""
+    home = tmp_path / "home-here"
+    if kind == "fifo":
+        os.mkfifo(home)
+    else:
+        home.write_text("not a directory\n")
+    given = str(tmp_path / "." / "home-here")
+    monkeypatch.setenv("MEMGAUGE_HOME", given)
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert f"cannot use {home}: MEMGAUGE_HOME is not a directory" in err
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"MEMGAUGE_HOME={given}: is " in err, err
+    assert "point it at a directory (made if missing), or unset it for ~/.memgauge" in err
+    assert "output path" not in err
     assert "Traceback" not in err
     assert not out.exists()
 

@@ -105,6 +105,7 @@ if TYPE_CHECKING:
     from memgauge.api._store import StoreURL as StoreURL
     from memgauge.api._store import export_runs as export_runs
     from memgauge.api._store import import_runs as import_runs
+    from memgauge.api._store import memgauge_home as memgauge_home
     from memgauge.api._store import open_store as open_store
     from memgauge.api._store import read_run as read_run
     from memgauge.api._store import require_store as require_store

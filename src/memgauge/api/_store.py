@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from memgauge._util.home import memgauge_home
 from memgauge._util.numbers import INT32_MAX, INT64_MAX
+from memgauge.data.environment import memgauge_home
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError, named_by
 from memgauge.runs.recording import InMemoryRecorder, Recorder
@@ -34,6 +34,7 @@ __all__ = [
     "Where",
     "export_runs",
     "import_runs",
+    "memgauge_home",
     "open_store",
     "read_run",
     "read_store",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from memgauge._util.home import memgauge_home
+from memgauge.data.environment import memgauge_home
 from memgauge.errors import UsageError
 
 __all__ = [
