@@ -301,6 +301,25 @@ def test_a_store_not_there_yet_is_said_to_lack_what_the_command_reads(
     assert not (tmp_path / "typo.db").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "how"),
+    [
+        (["logs", "judgments", "{typo}"], "as the STORE argument"),
+        (["logs", "import-annotations", "{typo}", "pool.jsonl"], "as the STORE argument"),
+        (["watch", "{typo}"], "as the STORE argument"),
+        (["runs", "list", "--store", "{typo}"], "with --store"),
+    ],
+)
+def test_a_store_not_there_yet_is_asked_for_the_way_its_command_takes_it(
+    args: list[str], how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`logs` and `watch` take the store as their STORE argument: "give the right one with
+    --store" named an option they do not have. A command with --store still names it."""
+    assert main([a.format(typo=tmp_path / "typo.db") for a in args]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"or give the right one {how}" in err, err
+
+
 def test_flags_on_a_store_not_there_yet_says_no_flag_was_created(tmp_path: Path) -> None:
     from memgauge.errors import UsageError
     from memgauge.online.flags import Flags
@@ -599,18 +618,27 @@ def test_a_write_path_command_with_no_subject_asks_for_one(
     assert f"give --{role} SPEC (a live {role}) or --outputs TRACE.jsonl, one of them" in err
 
 
+@pytest.mark.parametrize("kind", ["file", "fifo"])
 def test_memgauge_home_on_a_file_is_named_and_demo_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """MEMGAUGE_HOME on a file was 'cannot use HOME: File exists', and `demo` left the dataset
-    it had written under --out (found by a black-box pass)."""
-    home = tmp_path / "home-file"
-    home.write_text("not a directory\n")
-    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    it had written under --out (found by a black-box pass); then 'cannot use HOME: ...; check
+    the path (an output path must be ...)', an output path's advice. The variable is named with
+    its value as given, as every path variable is (`env_path`)."""
+    home = tmp_path / "home-here"
+    if kind == "fifo":
+        os.mkfifo(home)
+    else:
+        home.write_text("not a directory\n")
+    given = str(tmp_path / "." / "home-here")
+    monkeypatch.setenv("MEMGAUGE_HOME", given)
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert f"cannot use {home}: MEMGAUGE_HOME is not a directory" in err
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"MEMGAUGE_HOME={given}: is " in err, err
+    assert "point it at a directory (made if missing), or unset it for ~/.memgauge" in err
+    assert "output path" not in err
     assert "Traceback" not in err
     assert not out.exists()
 

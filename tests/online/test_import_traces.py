@@ -235,6 +235,14 @@ def test_validate_describes_a_trace_export(capsys: pytest.CaptureFixture[str]) -
     ) in out
 
 
+def test_validate_says_one_trace_session_and_run_in_the_singular(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["validate", str(TRACES / "langsmith_sdk_runs.json")]) == 0
+    out = capsys.readouterr().out
+    assert "3 traces in 1 session, 10 spans; 1 run tagged memory_extraction" in out, out
+
+
 def test_openinference_spans_tagged_memory_extraction_are_trace_lines(tmp_path: Path) -> None:
     """The same reading for an OpenInference export: `tag.tags`, and the inputs and outputs
     as the JSON text `input.value` / `output.value` hold."""

@@ -232,3 +232,24 @@ def test_annotate_with_memories_only_keeps_the_logged_pool_and_adds_texts(
         ("m4", MEMORIES[3]["text"]),
         ("m9", None),
     ]
+
+
+def test_annotation_pool_from_python_names_its_arguments(tmp_path: Path) -> None:
+    """The same empty memory from `api.write_annotation_pool` names the keywords a Python
+    caller writes (`system=`, `memories_file=`), not the command's flags."""
+    from memgauge import api
+    from memgauge.errors import EmptyMemoryError
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query("oauth tokens", session_id="s", result_ids=["m9"])
+    log.close()
+    api.harvest_queries(db, 1)
+    pool_file = tmp_path / "pool.jsonl"
+    with pytest.raises(EmptyMemoryError) as caught:
+        api.write_annotation_pool(db, pool_file, system="lexical")
+    message = str(caught.value)
+    assert "system=lexical: none of the 1 queries' searches found anything" in message
+    assert "give memories_file=FILE" in message
+    assert "--" not in message
+    assert not pool_file.exists()

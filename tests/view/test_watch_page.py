@@ -16,8 +16,8 @@ import pytest
 from starlette.testclient import TestClient
 from tests.online.test_watch import Receiver, _log
 
-from memgauge._util.home import memgauge_home
 from memgauge.cli.main import main
+from memgauge.data.environment import memgauge_home
 from memgauge.view.app import create_app
 
 BAD = Path(__file__).parents[1] / "data" / "bad"

@@ -105,6 +105,7 @@ if TYPE_CHECKING:
     from memgauge.api._store import StoreURL as StoreURL
     from memgauge.api._store import export_runs as export_runs
     from memgauge.api._store import import_runs as import_runs
+    from memgauge.api._store import memgauge_home as memgauge_home
     from memgauge.api._store import open_store as open_store
     from memgauge.api._store import read_run as read_run
     from memgauge.api._store import require_store as require_store
@@ -112,6 +113,7 @@ if TYPE_CHECKING:
     from memgauge.api._store import resolve_run_ids as resolve_run_ids
     from memgauge.api._store import results_path as results_path
     from memgauge.api._store import results_store as results_store
+    from memgauge.api._store import store_given_as as store_given_as
     from memgauge.api._store import upgrade_store as upgrade_store
     from memgauge.api._store import viewer_store as viewer_store
     from memgauge.api._synth import MEMORY_SOURCES as MEMORY_SOURCES

@@ -6,8 +6,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from memgauge._util.home import memgauge_home
-from memgauge.data.environment import env_path
+from memgauge.data.environment import env_path, memgauge_home
 from memgauge.errors import UsageError
 from memgauge.llm.cache import CacheMode
 from memgauge.llm.context import configure, llm_context

@@ -16,7 +16,13 @@ from memgauge.data.importers import ImportReport
 from memgauge.data.importers.spans import SpanSearch, read_spans
 from memgauge.data.jsonio import read_records, records_text
 from memgauge.data.models import Memory
-from memgauge.errors import EmptyMemoryError, MemgaugeError, SubjectError, UsageError
+from memgauge.errors import (
+    EmptyMemoryError,
+    MemgaugeError,
+    SubjectError,
+    UsageError,
+    argument,
+)
 from memgauge.online import ab
 from memgauge.online.annotations import import_graded
 from memgauge.online.querylog import QueryLog
@@ -186,7 +192,7 @@ def _rerun(
     """Search each pooled query again on `system`; its top `k` lead the candidates."""
     from memgauge.runs.work import fill_memory
 
-    subject = build_subject(one_spec(system, "--system"))
+    subject = build_subject(one_spec(system, argument("system")))
     try:
         if fill:
             fill_memory(subject, [Memory(id=i, text=t) for i, t in texts.items()])
@@ -197,7 +203,7 @@ def _rerun(
                 raise
             except Exception as exc:
                 raise SubjectError(
-                    f"--system {system}: search for {p['query_id']} failed:"
+                    f"{argument('system', system)}: search for {p['query_id']} failed:"
                     f" {type(exc).__name__}: {exc}"
                 ) from None
             for h in hits:
@@ -238,8 +244,9 @@ def _found_nothing(subject: Any, system: str, n: int) -> None:
             held = len(subject.dump())
     if held == 0 or (held is None and n >= MIN_SEARCHES):
         raise EmptyMemoryError(
-            f"--system {system}: none of the {n} queries' searches found anything"
-            f"{', and it holds no memory' if held == 0 else ''}: give --memories FILE to "
+            f"{argument('system', system)}: none of the {n} queries' searches found anything"
+            f"{', and it holds no memory' if held == 0 else ''}: give"
+            f" {argument('memories_file', 'FILE', flag='--memories')} to "
             "fill it with the memories "
             "(an offline copy), or point it at the live system as it stands (a mem0 spec "
             "names the application's user_id; without one it reads a new, empty user)"

@@ -10,14 +10,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from memgauge._util.home import memgauge_home
 from memgauge._util.numbers import INT32_MAX, INT64_MAX
+from memgauge.data.environment import memgauge_home
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError, named_by
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import export_bundle, read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
-from memgauge.store.url import RUNS, Records, StoreURL, default_store, nothing_recorded, store_url
+from memgauge.store.url import (
+    RUNS,
+    Records,
+    StoreURL,
+    default_store,
+    nothing_recorded,
+    store_given_as,
+    store_url,
+)
 
 __all__ = [
     "Location",
@@ -26,6 +34,7 @@ __all__ = [
     "Where",
     "export_runs",
     "import_runs",
+    "memgauge_home",
     "open_store",
     "read_run",
     "read_store",
@@ -33,6 +42,7 @@ __all__ = [
     "resolve_run_id",
     "results_path",
     "results_store",
+    "store_given_as",
     "upgrade_store",
     "viewer_store",
 ]

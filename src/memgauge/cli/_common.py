@@ -247,9 +247,9 @@ store_option = store_option_with(
 )
 
 
-def _existing_store(
-    _ctx: click.Context, _param: click.Parameter, value: str | None
-) -> api.StoreURL:
+def _existing_store(ctx: click.Context, _param: click.Parameter, value: str | None) -> api.StoreURL:
+    # the command takes its store as an argument: a store not there says so, not --store
+    ctx.with_resource(api.store_given_as("as the STORE argument"))
     return api.require_store(value, api.SEARCHES)
 
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import PATH, DefaultGroup, console, json_option
 from memgauge.cli._numbers import MAX_K, integer, number
 from memgauge.cli._shared_options import no_ingest_option
@@ -108,7 +109,7 @@ def search(
             duration=duration,
             requests=requests,
             ingest=not no_ingest,
-            on_level=lambda label, n: out.print(f"{label}: {n} client{'s' if n != 1 else ''} ..."),
+            on_level=lambda label, n: out.print(f"{label}: {counted(n, 'client')} ..."),
         )
 
     base_levels = run(baseline) if baseline is not None else []

@@ -10,6 +10,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import (
     EXISTING_FILE,
     FILE,
@@ -181,7 +182,7 @@ def import_traces_cmd(
     tokens = ("prompt_tokens", "completion_tokens", "queries_logged", "extraction_lines")
     kept = ("traces_stored", "traces_replaced", "span_texts_cut")
     shown = {"spans", "documents", "otlp_exports", *kinds, *held, *tokens, *kept}
-    click.echo(f"{traces} ({report.format}): {counts.get('spans', 0)} spans")
+    click.echo(f"{traces} ({report.format}): {counted(counts.get('spans', 0), 'span')}")
     click.echo(
         "  by kind: " + ", ".join(f"{k.removesuffix('_spans')} {v}" for k, v in kinds.items())
     )

@@ -25,6 +25,7 @@ import click
 
 from memgauge._util.gcquiet import GC_THRESHOLD, collector_paused
 from memgauge._util.interrupts import as_ctrl_c, interrupted_by, reset_interruption
+from memgauge._util.listing import counted
 from memgauge._util.redact import redact
 from memgauge._version import __version__
 from memgauge.errors import (
@@ -398,9 +399,9 @@ def _show_problems(exc: DataError) -> None:
         _echo_err(f"error: {problem}")
     more = exc.count - min(len(exc.problems), MAX_LISTED)
     if more:
-        _echo_err(f"... and {more} more problem{'s' if more != 1 else ''}, not listed")
+        _echo_err(f"... and {counted(more, 'more problem')}, not listed")
     n = exc.count
-    _echo_err(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.")
+    _echo_err(f"{counted(n, 'problem')} found; nothing was written.")
 
 
 # a path the user gave that cannot be used (an output directory under a file, no permission, a

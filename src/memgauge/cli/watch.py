@@ -13,7 +13,6 @@ from typing import Any
 import click
 
 from memgauge import api
-from memgauge._util.home import memgauge_home
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import FILE, db_argument, json_option
 from memgauge.cli._numbers import COUNT_MAX, integer
@@ -33,7 +32,7 @@ def _default_state(key: dict[str, object]) -> Path:
     """One state file per store and configuration under MEMGAUGE_HOME/watch, so that two
     watches over other filters never share a cursor or a baseline."""
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    return memgauge_home() / "watch" / f"{digest}.json"
+    return api.memgauge_home() / "watch" / f"{digest}.json"
 
 
 def _line(p: api.WatchPass) -> str:

@@ -7,10 +7,17 @@ import stat
 from pathlib import Path
 from typing import Literal
 
-from memgauge._util.home import memgauge_home
 from memgauge.errors import UsageError
 
-__all__ = ["embeddings_cache", "env_path"]
+__all__ = ["embeddings_cache", "env_path", "memgauge_home"]
+
+
+def memgauge_home() -> Path:
+    """`MEMGAUGE_HOME`, or `~/.memgauge`; read at call time so tests can point it elsewhere. A
+    value that is no directory (a file, a FIFO) is refused naming it (`env_path`), not met
+    later as "File exists" from a mkdir deep inside."""
+    given = env_path("MEMGAUGE_HOME", "directory", "~/.memgauge")
+    return given if given is not None else Path.home() / ".memgauge"
 
 
 def embeddings_cache() -> Path:

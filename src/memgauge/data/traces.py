@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
+from memgauge._util.listing import counted
 from memgauge._util.model import Model
 from memgauge.data.jsonio import problems_from_validation, read_records
 from memgauge.data.models import ExtractionCase, Turn
@@ -204,8 +205,9 @@ def trace_summary(path: str | Path) -> str:
             n = 0  # a valid export without extraction runs: `extraction --outputs` says so
         c = report.counts
         return (
-            f"{traces.format} trace export: {c['traces']} traces in {c['sessions']} sessions,"
-            f" {c['spans']} spans; {n} runs tagged {EXTRACTION_TAG} as trace lines"
+            f"{traces.format} trace export: {counted(c['traces'], 'trace')} in"
+            f" {counted(c['sessions'], 'session')}, {counted(c['spans'], 'span')};"
+            f" {counted(n, 'run')} tagged {EXTRACTION_TAG} as trace lines"
         )
     lines = read_lines(path)
     unlabelled = [ln for ln in lines if ln.unlabelled]

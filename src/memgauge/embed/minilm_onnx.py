@@ -389,7 +389,7 @@ class MiniLMOnnxEmbedder(MiniLMEmbedder):
         if workers is not None and not 1 <= workers <= MAX_THREADS:
             raise UsageError(f"workers={workers}: use 1 to {MAX_THREADS}")
         super().__init__(model_dir, batch_size=batch_size, verify=verify)
-        from memgauge._util.home import memgauge_home
+        from memgauge.data.environment import memgauge_home
 
         path = self._graph_file(memgauge_home())
         self.threads = threads or default_threads()

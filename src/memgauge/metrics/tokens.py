@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memgauge._util.files import atomic_write_bytes
-from memgauge._util.home import memgauge_home
+from memgauge.data.environment import memgauge_home
 from memgauge.errors import UnavailableError, UsageError
 
 __all__ = [

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from memgauge._util.home import memgauge_home
+from memgauge.data.environment import memgauge_home
 from memgauge.errors import UsageError
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "StoreURL",
     "default_store",
     "nothing_recorded",
+    "store_given_as",
     "store_url",
 ]
 
@@ -53,10 +57,25 @@ FLAGS = Records("no flag has been created", "`memgauge flags create NAME ...` cr
 SEARCHES = Records("no search has been logged", "`memgauge.online.QueryLog` logs them")
 
 
+#: how the running command takes its store, as `nothing_recorded` advises giving it
+_GIVEN_AS: ContextVar[str] = ContextVar("memgauge_store_given_as", default="with --store")
+
+
+@contextmanager
+def store_given_as(how: str) -> Iterator[None]:
+    """Within it, `nothing_recorded` advises giving the store `how` (`as the STORE argument`
+    for a command that takes it as an argument, not with --store)."""
+    token = _GIVEN_AS.set(how)
+    try:
+        yield
+    finally:
+        _GIVEN_AS.reset(token)
+
+
 def nothing_recorded(records: Records = RUNS) -> str:
     """Why a store that does not exist yet cannot be read, and what to do: the one message of
-    every reader, which says what `records` it wanted."""
-    return f"{records.none} there yet ({records.how}), or give the right one with --store"
+    every reader, which says what `records` it wanted and how its command takes the store."""
+    return f"{records.none} there yet ({records.how}), or give the right one {_GIVEN_AS.get()}"
 
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from memgauge._util.args import SpecArgs
-from memgauge._util.home import memgauge_home
+from memgauge.data.environment import memgauge_home
 from memgauge.store.connection import check_file_path
 from memgauge.subjects.parse import one_spec
 from memgauge.subjects.protocol import close_subject

@@ -37,9 +37,9 @@ from jinja2 import (
 from jinja2.bccache import Bucket
 from markupsafe import Markup
 
-from memgauge._util.home import memgauge_home
 from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.aggregates.repeats import RepeatsAggregate
+from memgauge.data.environment import memgauge_home
 from memgauge.data.facts import IrView
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import named_by

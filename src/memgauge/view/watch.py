@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from memgauge._util.home import memgauge_home
+from memgauge.data.environment import memgauge_home
 from memgauge.online.watch import STATE_VERSION, WatchState
 from memgauge.store.url import StoreURL
 from memgauge.view import charts
