@@ -239,3 +239,27 @@ def test_a_json_list_of_records_reads_as_its_json_lines(
     assert f"{bad}: [2].doc_id: needs a non-empty string id (a number)" in err
     assert f"{bad}: [3].relevance: missing" in err
     assert f"{bad}: [4]: must be an object, got a number" in err
+
+
+def test_a_json_list_not_starting_with_a_record_is_refused_as_json_not_as_trec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON list whose first element is not an object (`[]`, a list of rows, `[1, {...}]`)
+    was read as TREC columns ("expected 4 columns 'qid iter docid grade', got 1"). It is
+    refused as the JSON list it is, naming the element; a TREC qid `[q1]` is still TREC."""
+    rows = RANX.parents[0] / "bad" / "judgments_list_of_rows.json"
+    assert main(["metrics", str(rows), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{rows}: [0]: must be an object, got a list" in err
+    assert "columns" not in err
+    empty = tmp_path / "empty.json"
+    empty.write_text("[ ]\n")
+    assert main(["metrics", str(RANX / "qrels.json"), str(empty)]) == 2
+    assert f"{empty}: an empty list: give at least one record" in capsys.readouterr().err
+    first = tmp_path / "first.json"
+    first.write_text('[1, {"query_id": "q1", "doc_id": "d1", "score": 1}]')
+    assert main(["metrics", str(RANX / "qrels.json"), str(first)]) == 2
+    assert f"{first}: [0]: must be an object, got a number" in capsys.readouterr().err
+    trec = tmp_path / "qrels.txt"
+    trec.write_text("[q1] 0 d1 1\n")
+    assert main(["metrics", str(trec), str(RANX / "run.json"), "--json"]) == 0

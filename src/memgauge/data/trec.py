@@ -155,10 +155,20 @@ def _lines(text: str) -> list[str]:
 
 
 def _is_json(text: str) -> bool:
-    """Whether `text` is JSON this reads: an object, or a list of record objects (no TREC
-    line starts with `{`, nor with `[` then `{`)."""
+    """Whether `text` is JSON this reads: an object, or a list (no TREC line starts with `{`,
+    nor with `[` then `{`, `[` or `]`; a list of anything else is JSON when it all parses, so
+    `[]` or `[1, {...}]` is refused as a JSON list, not as TREC columns)."""
     head = text.lstrip(" \t\r\n")
-    return head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
+    if head.startswith("{"):
+        return True
+    if not head.startswith("["):
+        return False
+    if head[1:].lstrip()[:1] in ("{", "[", "]"):
+        return True
+    try:
+        return isinstance(json.loads(head), list)
+    except (ValueError, RecursionError):
+        return False
 
 
 class _Pairs(list[tuple[str, Any]]):
@@ -245,6 +255,8 @@ def _list_entries(
     top = _loads(file, None, text, problems)
     if top is _UNREAD:
         return []
+    if not top:
+        problems.append(Problem(file, None, None, "an empty list: give at least one record"))
     return [
         entry
         for i, record in enumerate(top)
