@@ -190,6 +190,19 @@ def test_store_alone_keeps_the_traces_and_logs_no_search(
     assert [k for (k,) in kinds] == ["AGENT", "RETRIEVER", "TOOL", "LLM", "CHAIN", "LLM"]
 
 
+def test_spans_whose_parents_loop_are_counted_not_read_as_a_tree(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A span whose parent is itself, and two spans each other's parent, in a trace with its
+    root: each parent is in the file and the trace has a root, so nothing was counted and the
+    three spans, under no root, were silently out of its tree."""
+    report = _cli(capsys, str(BAD / "traces_parent_cycle.jsonl"))
+    c = report["counts"]
+    assert c["spans_in_parent_cycle"] == 3
+    assert "traces_without_root" not in c
+    assert "spans_with_missing_parent" not in c
+
+
 def test_the_terminal_report_names_kinds_and_reasons(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["logs", "import-traces", str(BAD / "traces_partial.jsonl")]) == 0
     out = capsys.readouterr().out
