@@ -190,6 +190,18 @@ def test_store_alone_keeps_the_traces_and_logs_no_search(
     assert [k for (k,) in kinds] == ["AGENT", "RETRIEVER", "TOOL", "LLM", "CHAIN", "LLM"]
 
 
+def test_a_token_count_past_64_bits_is_no_count_not_an_internal_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A token count of 1e30 (a float, so JSON's 64-bit limit let it by) became an integer the
+    store could not keep: exit 70 on SQLite's INTEGER. It is no count, ignored and counted, as
+    a negative one is; LangSmith's runs read counts by the same rule."""
+    db = tmp_path / "kept.db"
+    report = _cli(capsys, str(BAD / "traces_token_count_1e30.jsonl"), "--store", str(db))
+    assert report["counts"]["llm_token_counts_not_counts_ignored"] == 1
+    assert report["counts"]["traces_stored"] == 2
+
+
 def test_spans_whose_parents_loop_are_counted_not_read_as_a_tree(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
