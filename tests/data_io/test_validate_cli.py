@@ -32,6 +32,7 @@ OTHER_COMMANDS = {
     "traces_partial.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
     "traces_parent_cycle.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
     "traces_token_count_1e30.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
+    "traces_langsmith_time_past_64_bits.json",  # `logs import-traces`: test_import_traces.py
     "watch_state_wrong_types.json",  # `watch --state`: tests/online/test_watch.py
     "watch_state_empty_alert.json",  # `watch --state`: tests/online/test_watch.py
 }

@@ -202,6 +202,27 @@ def test_a_token_count_past_64_bits_is_no_count_not_an_internal_error(
     assert report["counts"]["traces_stored"] == 2
 
 
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59.000000", "99999999999999999999999", "²"])
+def test_a_time_past_64_bits_of_nanoseconds_is_refused_not_an_internal_error(
+    when: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run ending in 9999 (a "never" sentinel), or at 10**23 ns, was a time SQLite cannot
+    keep: `--store` exited 70. A superscript digit, a digit to str.isdigit() and none to
+    int(), was an internal error too. Each is refused, exit 2 naming the run's field."""
+    runs = json.loads((BAD / "traces_langsmith_time_past_64_bits.json").read_text())
+    runs[0]["end_time"] = when
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs))
+    argv = ["logs", "import-traces", str(path), "--store", str(tmp_path / "kept.db")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: 0.end_time: {when!r} is " in err
+    assert (
+        main(["logs", "import-traces", str(BAD / "traces_langsmith_time_past_64_bits.json")]) == 2
+    )
+    assert "0.end_time: '9999-12-31T23:59:59.000000' is out of range" in capsys.readouterr().err
+
+
 def test_spans_whose_parents_loop_are_counted_not_read_as_a_tree(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
