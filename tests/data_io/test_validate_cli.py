@@ -47,6 +47,10 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "judgments_truncated.json": (2, "not valid JSON"),
     "judgments_list_of_rows.json": (None, "[0]: expected an object with fields, got list"),
     "export_json_lines_list_line.json": (2, "[1]: expected an object with fields, got list"),
+    "traces_otlp_array_value_a_string.jsonl": (
+        None,
+        "attributes.4.value.arrayValue: must be an object {values: [...]}, got a string",
+    ),
     "memories_empty.jsonl": (None, "no records"),
     "queries_whitespace_only.jsonl": (None, "no records"),
     "memories_non_utf8.jsonl": (1, "not UTF-8"),

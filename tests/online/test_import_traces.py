@@ -223,6 +223,32 @@ def test_a_time_past_64_bits_of_nanoseconds_is_refused_not_an_internal_error(
     assert "0.end_time: '9999-12-31T23:59:59.000000' is out of range" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ({"arrayValue": "agent, memory"}, "arrayValue: must be an object {values: [...]}"),
+        ({"arrayValue": {"values": 5}}, "arrayValue.values: must be a list, got an integer"),
+        ({"kvlistValue": ["a"]}, "kvlistValue: must be an object {values: [...]}, got a list"),
+    ],
+)
+def test_an_otlp_array_or_kvlist_value_of_another_shape_is_refused_not_a_crash(
+    value: dict[str, Any], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An attribute's `arrayValue` or `kvlistValue` that is no `{values: [...]}` object was an
+    AttributeError or TypeError: exit 70. It is exit 2 naming the line and the field."""
+    bad = BAD / "traces_otlp_array_value_a_string.jsonl"
+    assert main(["logs", "import-traces", str(bad)]) == 2
+    assert f"{bad}:1: resourceSpans.0.scopeSpans.0.spans.3.attributes.4.value.arrayValue" in (
+        capsys.readouterr().err
+    )
+    doc = json.loads(bad.read_text().split("\n")[0])
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][3]["attributes"][4]["value"] = value
+    path = tmp_path / "otlp.jsonl"
+    path.write_text(json.dumps(doc) + "\n" + bad.read_text().split("\n")[1] + "\n")
+    assert main(["logs", "import-traces", str(path)]) == 2
+    assert words in capsys.readouterr().err
+
+
 def test_spans_whose_parents_loop_are_counted_not_read_as_a_tree(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

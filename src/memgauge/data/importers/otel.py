@@ -61,15 +61,28 @@ class SpanError(Exception):
         self.field, self.message = field, message
 
 
+def _values(value: dict[str, Any], key: str, where: str) -> list[Any]:
+    """The `values` list of an AnyValue's `arrayValue` or `kvlistValue` (`key`); [] for none."""
+    inner = value[key] or {}
+    if not isinstance(inner, dict):
+        raise SpanError(
+            f"{where}.{key}", f"must be an object {{values: [...]}}, got {json_type(inner)}"
+        )
+    items = inner.get("values") or []
+    if not isinstance(items, list):
+        raise SpanError(f"{where}.{key}.values", f"must be a list, got {json_type(items)}")
+    return items
+
+
 def _any_value(value: Any, where: str) -> Any:
     """An OTLP `AnyValue` as a plain value."""
     if not isinstance(value, dict):
         raise SpanError(where, f"must be an OTLP AnyValue object, got {json_type(value)}")
     if "arrayValue" in value:
-        items = (value["arrayValue"] or {}).get("values") or []
+        items = _values(value, "arrayValue", where)
         return [_any_value(v, f"{where}.arrayValue.values.{i}") for i, v in enumerate(items)]
     if "kvlistValue" in value:
-        return key_values((value["kvlistValue"] or {}).get("values") or [], where)
+        return key_values(_values(value, "kvlistValue", where), where)
     for key in _ANY_VALUE:
         if key in value:
             raw = value[key]
