@@ -78,6 +78,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "locomo_not_a_list.json": (None, "JSON list of samples"),
     "longmemeval_missing_fields.json": (None, "missing fields"),
     "longmemeval_truncated.json": (2, "not valid JSON"),
+    "longmemeval_lines_missing_field.json": (2, "[1]: missing fields ['question_type']"),
     "suite_unknown_evaluator.yaml": (9, "unknown evaluator 'bleu'"),
     "suite_bad_weight.yaml": (9, "greater than 0"),
     "suite_missing_dataset.yaml": (8, "does not exist"),
