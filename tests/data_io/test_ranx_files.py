@@ -263,3 +263,21 @@ def test_a_json_list_not_starting_with_a_record_is_refused_as_json_not_as_trec(
     trec = tmp_path / "qrels.txt"
     trec.write_text("[q1] 0 d1 1\n")
     assert main(["metrics", str(trec), str(RANX / "run.json"), "--json"]) == 0
+
+
+def test_a_grade_of_thousands_of_digits_is_named_shortened_not_written_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A grade of 4300 digits (JSON) was written out whole in the message, 4,500 characters;
+    one of 5000 (TREC) passed on Python's own advice, `sys.set_int_max_str_digits()`."""
+    qrels = tmp_path / "qrels.json"
+    qrels.write_text(f'[{{"query_id": "q1", "doc_id": "d1", "relevance": {"9" * 4300}}}]')
+    assert main(["metrics", str(qrels), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert "grade 999999999999...(4300 digits) is above 1023" in err
+    assert len(err) < 500
+    trec = RANX.parent / "bad" / "qrels_grade_5000_digits.txt"
+    assert main(["metrics", str(trec), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{trec}:2: grade: '999999999999...(5000 digits)' is out of range" in err
+    assert "set_int_max_str_digits" not in err

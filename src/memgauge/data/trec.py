@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memgauge._util.files import atomic_write_text
-from memgauge._util.numbers import MAX_GRADE, parse_int, parse_run_score
+from memgauge._util.numbers import MAX_GRADE, digits_shown, parse_int, parse_run_score
 from memgauge.errors import DataError, Problem
 
 __all__ = [
@@ -352,7 +352,7 @@ def _grade_problem(grade: int, max_grade: int, why: str, min_grade: int) -> str 
     if grade < min_grade:
         return _below(grade, min_grade)
     if grade > max_grade:
-        return f"grade {grade} is above {max_grade}, {why}"
+        return f"grade {digits_shown(grade)} is above {max_grade}, {why}"
     return None
 
 
@@ -474,8 +474,8 @@ def read_qrels(
 
 def _below(grade: int, min_grade: int) -> str:
     if min_grade == 0:
-        return f"grade {grade} is negative; use 0-3"
-    return f"grade {grade} is below {min_grade}, the lowest grade memgauge stores"
+        return f"grade {digits_shown(grade)} is negative; use 0-3"
+    return f"grade {digits_shown(grade)} is below {min_grade}, the lowest grade memgauge stores"
 
 
 def read_run(path: str | Path) -> dict[str, dict[str, float]]:
