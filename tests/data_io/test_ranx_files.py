@@ -281,3 +281,21 @@ def test_a_grade_of_thousands_of_digits_is_named_shortened_not_written_out(
     err = capsys.readouterr().err
     assert f"{trec}:2: grade: '999999999999...(5000 digits)' is out of range" in err
     assert "set_int_max_str_digits" not in err
+
+
+def test_json_lines_of_records_keyed_otherwise_say_which_keys_a_record_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON lines with PyTerrier's keys, or of one ranx object a line, were read as one JSON
+    document: "not valid JSON: Extra data" on line 2, which says nothing of what to write."""
+    bad = RANX.parent / "bad" / "qrels_pyterrier_keys.json"
+    assert main(["metrics", str(bad), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2: a second JSON value: JSON lines are read as one record a line with" in err
+    assert "query_id, doc_id (or memory_id) and relevance or grade; the first line has qid" in err
+    run = tmp_path / "run.json"
+    run.write_text('{"q1": {"d1": 1.5}}\n{"q2": {"d2": 0.5}}\n')
+    assert main(["metrics", str(RANX / "qrels.json"), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"{run}:2: a second JSON value" in err
+    assert "and score; the first line has q1. Rename those keys, or write one object" in err

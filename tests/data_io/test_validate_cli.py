@@ -69,6 +69,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "run_duplicate_doc.txt": (2, "appears twice"),
     "qrels_grade_too_large.txt": (2, "grade 2147483648 is above 2147483647"),
     "qrels_grade_5000_digits.txt": (2, "'999999999999...(5000 digits)' is out of range"),
+    "qrels_pyterrier_keys.json": (2, "the first line has qid, docno, label. Rename those"),
     "dataset_unknown_ids": (1, "unknown memory 'm9'"),
     "dataset_missing_queries": (None, "needs queries.jsonl"),
     "dataset_qrels_grade_above_3": (2, "grade 1024 is above 3, memgauge datasets grade 0-3"),

@@ -201,14 +201,20 @@ _QRELS_VALUES = ("relevance", "grade")
 _RUN_VALUES = ("score",)
 
 
-def _first_line_record(text: str) -> bool:
-    """Whether the first line holds a JSON record of one judgment or result (`query_id` and a
-    document id), as ir_datasets' JSON-lines export and memgauge's judgments.jsonl are."""
+def _first_line(text: str) -> Any:
+    """The JSON object the first line holds alone, else None."""
     try:
         first = json.loads(text.lstrip().split("\n", 1)[0])
     except (ValueError, RecursionError):
-        return False
-    return isinstance(first, dict) and "query_id" in first and any(k in first for k in _DOC_KEYS)
+        return None
+    return first if isinstance(first, dict) else None
+
+
+def _first_line_record(text: str) -> bool:
+    """Whether the first line holds a JSON record of one judgment or result (`query_id` and a
+    document id), as ir_datasets' JSON-lines export and memgauge's judgments.jsonl are."""
+    first = _first_line(text)
+    return first is not None and "query_id" in first and any(k in first for k in _DOC_KEYS)
 
 
 #: what `_loads` returns for text that is not JSON (its problem said)
@@ -328,6 +334,16 @@ def _json_entries(
         entries = _record_entries(file, text, values, problems)
     else:
         entries = _pair_entries(file, text, problems)
+        first = _first_line(text)
+        if first is not None and problems and problems[-1].message.endswith("Extra data"):
+            # JSON lines of records named otherwise (PyTerrier's qid, docno, label)
+            keys = ", ".join(list(first)[:4])
+            said = (
+                f"a second JSON value: JSON lines are read as one record a line with query_id,"
+                f" doc_id (or memory_id) and {' or '.join(values)}; the first line has {keys}."
+                " Rename those keys, or write one object {qid: {docid: value}}"
+            )
+            problems[-1] = Problem(file, problems[-1].line, None, said)
     out: list[_Entry] = []
     seen: set[tuple[str, str]] = set()
     for entry in entries:
