@@ -239,3 +239,63 @@ def test_a_json_list_of_records_reads_as_its_json_lines(
     assert f"{bad}: [2].doc_id: needs a non-empty string id (a number)" in err
     assert f"{bad}: [3].relevance: missing" in err
     assert f"{bad}: [4]: must be an object, got a number" in err
+
+
+def test_a_json_list_not_starting_with_a_record_is_refused_as_json_not_as_trec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON list whose first element is not an object (`[]`, a list of rows, `[1, {...}]`)
+    was read as TREC columns ("expected 4 columns 'qid iter docid grade', got 1"). It is
+    refused as the JSON list it is, naming the element; a TREC qid `[q1]` is still TREC."""
+    rows = RANX.parents[0] / "bad" / "judgments_list_of_rows.json"
+    assert main(["metrics", str(rows), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{rows}: [0]: must be an object, got a list" in err
+    assert "columns" not in err
+    empty = tmp_path / "empty.json"
+    empty.write_text("[ ]\n")
+    assert main(["metrics", str(RANX / "qrels.json"), str(empty)]) == 2
+    assert f"{empty}: an empty list: give at least one record" in capsys.readouterr().err
+    first = tmp_path / "first.json"
+    first.write_text('[1, {"query_id": "q1", "doc_id": "d1", "score": 1}]')
+    assert main(["metrics", str(RANX / "qrels.json"), str(first)]) == 2
+    assert f"{first}: [0]: must be an object, got a number" in capsys.readouterr().err
+    trec = tmp_path / "qrels.txt"
+    trec.write_text("[q1] 0 d1 1\n")
+    assert main(["metrics", str(trec), str(RANX / "run.json"), "--json"]) == 0
+
+
+def test_a_grade_of_thousands_of_digits_is_named_shortened_not_written_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A grade of 4300 digits (JSON) was written out whole in the message, 4,500 characters;
+    one of 5000 (TREC) passed on Python's own advice, `sys.set_int_max_str_digits()`."""
+    qrels = tmp_path / "qrels.json"
+    qrels.write_text(f'[{{"query_id": "q1", "doc_id": "d1", "relevance": {"9" * 4300}}}]')
+    assert main(["metrics", str(qrels), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert "grade 999999999999...(4300 digits) is above 1023" in err
+    assert len(err) < 500
+    trec = RANX.parent / "bad" / "qrels_grade_5000_digits.txt"
+    assert main(["metrics", str(trec), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{trec}:2: grade: '999999999999...(5000 digits)' is out of range" in err
+    assert "set_int_max_str_digits" not in err
+
+
+def test_json_lines_of_records_keyed_otherwise_say_which_keys_a_record_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON lines with PyTerrier's keys, or of one ranx object a line, were read as one JSON
+    document: "not valid JSON: Extra data" on line 2, which says nothing of what to write."""
+    bad = RANX.parent / "bad" / "qrels_pyterrier_keys.json"
+    assert main(["metrics", str(bad), str(RANX / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2: a second JSON value: JSON lines are read as one record a line with" in err
+    assert "query_id, doc_id (or memory_id) and relevance or grade; the first line has qid" in err
+    run = tmp_path / "run.json"
+    run.write_text('{"q1": {"d1": 1.5}}\n{"q2": {"d2": 0.5}}\n')
+    assert main(["metrics", str(RANX / "qrels.json"), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"{run}:2: a second JSON value" in err
+    assert "and score; the first line has q1. Rename those keys, or write one object" in err

@@ -30,6 +30,9 @@ OTHER_COMMANDS = {
     "run_bundle_unknown_gate.json",  # `runs import`: tests/cli/test_run_bundles.py
     "spans_documents_malformed.jsonl",  # `logs import-spans`: tests/online/test_import_spans.py
     "traces_partial.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
+    "traces_parent_cycle.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
+    "traces_token_count_1e30.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
+    "traces_langsmith_time_past_64_bits.json",  # `logs import-traces`: test_import_traces.py
     "watch_state_wrong_types.json",  # `watch --state`: tests/online/test_watch.py
     "watch_state_empty_alert.json",  # `watch --state`: tests/online/test_watch.py
 }
@@ -42,6 +45,12 @@ GOOD = sorted((DATA / "good").iterdir())
 EXPECTED: dict[str, tuple[int | None, str]] = {
     "memories_truncated_line.jsonl": (2, "not valid JSON"),
     "judgments_truncated.json": (2, "not valid JSON"),
+    "judgments_list_of_rows.json": (None, "[0]: expected an object with fields, got list"),
+    "export_json_lines_list_line.json": (2, "[1]: expected an object with fields, got list"),
+    "traces_otlp_array_value_a_string.jsonl": (
+        None,
+        "attributes.4.value.arrayValue: must be an object {values: [...]}, got a string",
+    ),
     "memories_empty.jsonl": (None, "no records"),
     "queries_whitespace_only.jsonl": (None, "no records"),
     "memories_non_utf8.jsonl": (1, "not UTF-8"),
@@ -59,6 +68,8 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "run_bad_score.txt": (2, "is not a number"),
     "run_duplicate_doc.txt": (2, "appears twice"),
     "qrels_grade_too_large.txt": (2, "grade 2147483648 is above 2147483647"),
+    "qrels_grade_5000_digits.txt": (2, "'999999999999...(5000 digits)' is out of range"),
+    "qrels_pyterrier_keys.json": (2, "the first line has qid, docno, label. Rename those"),
     "dataset_unknown_ids": (1, "unknown memory 'm9'"),
     "dataset_missing_queries": (None, "needs queries.jsonl"),
     "dataset_qrels_grade_above_3": (2, "grade 1024 is above 3, memgauge datasets grade 0-3"),
@@ -69,6 +80,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "locomo_not_a_list.json": (None, "JSON list of samples"),
     "longmemeval_missing_fields.json": (None, "missing fields"),
     "longmemeval_truncated.json": (2, "not valid JSON"),
+    "longmemeval_lines_missing_field.json": (2, "[1]: missing fields ['question_type']"),
     "suite_unknown_evaluator.yaml": (9, "unknown evaluator 'bleu'"),
     "suite_bad_weight.yaml": (9, "greater than 0"),
     "suite_missing_dataset.yaml": (8, "does not exist"),

@@ -48,6 +48,7 @@ from memgauge.subjects.protocol import Hit, SearchResult
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "tests" / "data" / "longmemeval" / "sample.json"
+BAD = ROOT / "tests" / "data" / "bad"
 CUTOFFS = (1, 3, 5, 10)
 
 
@@ -551,3 +552,18 @@ def test_the_questions_as_json_lines_import_as_the_json_list(
     lines.write_text(lines.read_text() + '{"question_id": "q9", \n')
     assert main(["import", "longmemeval", str(lines), "--out", str(tmp_path / "out")]) == 2
     assert f"{lines}:4: not valid JSON" in capsys.readouterr().err
+
+
+def test_a_bad_question_of_json_lines_is_named_by_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A question of JSON lines under a `.json` name missing a field, or a line that is a list,
+    was named `[1]` alone: its line, which the file has, was lost on the way."""
+    bad = BAD / "longmemeval_lines_missing_field.json"
+    assert main(["import", "longmemeval", str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert f"{bad}:2: [1]: missing fields ['question_type']" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    lines = tmp_path / "questions.json"
+    lines.write_text(bad.read_text().split("\n")[0] + "\n[1]\n")
+    assert main(["import", "longmemeval", str(lines), "--out", str(tmp_path / "out")]) == 2
+    assert f"{lines}:2: [1]: each question is a JSON object" in capsys.readouterr().err

@@ -190,6 +190,78 @@ def test_store_alone_keeps_the_traces_and_logs_no_search(
     assert [k for (k,) in kinds] == ["AGENT", "RETRIEVER", "TOOL", "LLM", "CHAIN", "LLM"]
 
 
+def test_a_token_count_past_64_bits_is_no_count_not_an_internal_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A token count of 1e30 (a float, so JSON's 64-bit limit let it by) became an integer the
+    store could not keep: exit 70 on SQLite's INTEGER. It is no count, ignored and counted, as
+    a negative one is; LangSmith's runs read counts by the same rule."""
+    db = tmp_path / "kept.db"
+    report = _cli(capsys, str(BAD / "traces_token_count_1e30.jsonl"), "--store", str(db))
+    assert report["counts"]["llm_token_counts_not_counts_ignored"] == 1
+    assert report["counts"]["traces_stored"] == 2
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59.000000", "99999999999999999999999", "²"])
+def test_a_time_past_64_bits_of_nanoseconds_is_refused_not_an_internal_error(
+    when: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run ending in 9999 (a "never" sentinel), or at 10**23 ns, was a time SQLite cannot
+    keep: `--store` exited 70. A superscript digit, a digit to str.isdigit() and none to
+    int(), was an internal error too. Each is refused, exit 2 naming the run's field."""
+    runs = json.loads((BAD / "traces_langsmith_time_past_64_bits.json").read_text())
+    runs[0]["end_time"] = when
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs))
+    argv = ["logs", "import-traces", str(path), "--store", str(tmp_path / "kept.db")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: 0.end_time: {when!r} is " in err
+    assert (
+        main(["logs", "import-traces", str(BAD / "traces_langsmith_time_past_64_bits.json")]) == 2
+    )
+    assert "0.end_time: '9999-12-31T23:59:59.000000' is out of range" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ({"arrayValue": "agent, memory"}, "arrayValue: must be an object {values: [...]}"),
+        ({"arrayValue": {"values": 5}}, "arrayValue.values: must be a list, got an integer"),
+        ({"kvlistValue": ["a"]}, "kvlistValue: must be an object {values: [...]}, got a list"),
+    ],
+)
+def test_an_otlp_array_or_kvlist_value_of_another_shape_is_refused_not_a_crash(
+    value: dict[str, Any], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An attribute's `arrayValue` or `kvlistValue` that is no `{values: [...]}` object was an
+    AttributeError or TypeError: exit 70. It is exit 2 naming the line and the field."""
+    bad = BAD / "traces_otlp_array_value_a_string.jsonl"
+    assert main(["logs", "import-traces", str(bad)]) == 2
+    assert f"{bad}:1: resourceSpans.0.scopeSpans.0.spans.3.attributes.4.value.arrayValue" in (
+        capsys.readouterr().err
+    )
+    doc = json.loads(bad.read_text().split("\n")[0])
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][3]["attributes"][4]["value"] = value
+    path = tmp_path / "otlp.jsonl"
+    path.write_text(json.dumps(doc) + "\n" + bad.read_text().split("\n")[1] + "\n")
+    assert main(["logs", "import-traces", str(path)]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_spans_whose_parents_loop_are_counted_not_read_as_a_tree(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A span whose parent is itself, and two spans each other's parent, in a trace with its
+    root: each parent is in the file and the trace has a root, so nothing was counted and the
+    three spans, under no root, were silently out of its tree."""
+    report = _cli(capsys, str(BAD / "traces_parent_cycle.jsonl"))
+    c = report["counts"]
+    assert c["spans_in_parent_cycle"] == 3
+    assert "traces_without_root" not in c
+    assert "spans_with_missing_parent" not in c
+
+
 def test_the_terminal_report_names_kinds_and_reasons(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["logs", "import-traces", str(BAD / "traces_partial.jsonl")]) == 0
     out = capsys.readouterr().out

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_RESAMPLES",
     "N_RESAMPLES",
     "SEED_MAX",
+    "digits_shown",
     "fmean",
     "parse_finite_float",
     "parse_int",
@@ -102,9 +103,11 @@ def parse_int(text: str) -> int:
     not."""
     if not _INT.fullmatch(text):
         raise ValueError(f"{text!r} is not an integer{_why_not(text)}")
-    value = int(text)
+    # past 19 digits no integer fits (and past 4300 int() raises its own error)
+    value = int(text) if len(text.lstrip("+-")) <= 19 else INT64_MAX + 1
     if not INT64_MIN <= value <= INT64_MAX:
-        raise ValueError(f"{text!r} is out of range: integers must fit in 64 bits")
+        shown = digits_shown(text)
+        raise ValueError(f"'{shown}' is out of range: integers must fit in 64 bits")
     return value
 
 
@@ -136,3 +139,10 @@ def fmean(values: Iterable[float]) -> float:
         return math.fsum(v / len(vals) for v in vals)
     except ValueError:  # inf + -inf
         return math.nan
+
+
+def digits_shown(number: int | str) -> str:
+    """An integer as a message shows it: in full up to 30 characters, else its first 12 and
+    how many digits it has (a 4300-digit grade is not written out)."""
+    text = str(number)
+    return text if len(text) <= 30 else f"{text[:12]}...({len(text.lstrip('-'))} digits)"

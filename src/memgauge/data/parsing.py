@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from memgauge._util.numbers import INT64_MAX, INT64_MIN
+from memgauge._util.numbers import INT64_MAX, INT64_MIN, digits_shown
 
 __all__ = [
     "MAX_ALIASES",
@@ -83,7 +83,7 @@ def _int64(text: str) -> int:
     except ValueError:  # more digits than Python converts (4300)
         value = INT64_MAX + 1
     if not INT64_MIN <= value <= INT64_MAX:
-        shown = text if len(text) <= 30 else f"{text[:12]}...({len(text)} digits)"
+        shown = digits_shown(text)
         raise _RefusedError("number", f"{shown} is out of range: integers must fit in 64 bits")
     return value
 

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memgauge._util.files import atomic_write_text
-from memgauge._util.numbers import MAX_GRADE, parse_int, parse_run_score
+from memgauge._util.numbers import MAX_GRADE, digits_shown, parse_int, parse_run_score
 from memgauge.errors import DataError, Problem
 
 __all__ = [
@@ -155,10 +155,20 @@ def _lines(text: str) -> list[str]:
 
 
 def _is_json(text: str) -> bool:
-    """Whether `text` is JSON this reads: an object, or a list of record objects (no TREC
-    line starts with `{`, nor with `[` then `{`)."""
+    """Whether `text` is JSON this reads: an object, or a list (no TREC line starts with `{`,
+    nor with `[` then `{`, `[` or `]`; a list of anything else is JSON when it all parses, so
+    `[]` or `[1, {...}]` is refused as a JSON list, not as TREC columns)."""
     head = text.lstrip(" \t\r\n")
-    return head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
+    if head.startswith("{"):
+        return True
+    if not head.startswith("["):
+        return False
+    if head[1:].lstrip()[:1] in ("{", "[", "]"):
+        return True
+    try:
+        return isinstance(json.loads(head), list)
+    except (ValueError, RecursionError):
+        return False
 
 
 class _Pairs(list[tuple[str, Any]]):
@@ -191,14 +201,20 @@ _QRELS_VALUES = ("relevance", "grade")
 _RUN_VALUES = ("score",)
 
 
-def _first_line_record(text: str) -> bool:
-    """Whether the first line holds a JSON record of one judgment or result (`query_id` and a
-    document id), as ir_datasets' JSON-lines export and memgauge's judgments.jsonl are."""
+def _first_line(text: str) -> Any:
+    """The JSON object the first line holds alone, else None."""
     try:
         first = json.loads(text.lstrip().split("\n", 1)[0])
     except (ValueError, RecursionError):
-        return False
-    return isinstance(first, dict) and "query_id" in first and any(k in first for k in _DOC_KEYS)
+        return None
+    return first if isinstance(first, dict) else None
+
+
+def _first_line_record(text: str) -> bool:
+    """Whether the first line holds a JSON record of one judgment or result (`query_id` and a
+    document id), as ir_datasets' JSON-lines export and memgauge's judgments.jsonl are."""
+    first = _first_line(text)
+    return first is not None and "query_id" in first and any(k in first for k in _DOC_KEYS)
 
 
 #: what `_loads` returns for text that is not JSON (its problem said)
@@ -245,6 +261,8 @@ def _list_entries(
     top = _loads(file, None, text, problems)
     if top is _UNREAD:
         return []
+    if not top:
+        problems.append(Problem(file, None, None, "an empty list: give at least one record"))
     return [
         entry
         for i, record in enumerate(top)
@@ -316,6 +334,16 @@ def _json_entries(
         entries = _record_entries(file, text, values, problems)
     else:
         entries = _pair_entries(file, text, problems)
+        first = _first_line(text)
+        if first is not None and problems and problems[-1].message.endswith("Extra data"):
+            # JSON lines of records named otherwise (PyTerrier's qid, docno, label)
+            keys = ", ".join(list(first)[:4])
+            said = (
+                f"a second JSON value: JSON lines are read as one record a line with query_id,"
+                f" doc_id (or memory_id) and {' or '.join(values)}; the first line has {keys}."
+                " Rename those keys, or write one object {qid: {docid: value}}"
+            )
+            problems[-1] = Problem(file, problems[-1].line, None, said)
     out: list[_Entry] = []
     seen: set[tuple[str, str]] = set()
     for entry in entries:
@@ -340,7 +368,7 @@ def _grade_problem(grade: int, max_grade: int, why: str, min_grade: int) -> str 
     if grade < min_grade:
         return _below(grade, min_grade)
     if grade > max_grade:
-        return f"grade {grade} is above {max_grade}, {why}"
+        return f"grade {digits_shown(grade)} is above {max_grade}, {why}"
     return None
 
 
@@ -462,8 +490,8 @@ def read_qrels(
 
 def _below(grade: int, min_grade: int) -> str:
     if min_grade == 0:
-        return f"grade {grade} is negative; use 0-3"
-    return f"grade {grade} is below {min_grade}, the lowest grade memgauge stores"
+        return f"grade {digits_shown(grade)} is negative; use 0-3"
+    return f"grade {digits_shown(grade)} is below {min_grade}, the lowest grade memgauge stores"
 
 
 def read_run(path: str | Path) -> dict[str, dict[str, float]]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -343,14 +343,15 @@ def _first_record(path: Path) -> dict[str, Any]:
     return first if isinstance(first, dict) else {}
 
 
-def _questions(path: Path) -> Any:
+def _questions(path: Path) -> tuple[Any, dict[int, int]]:
     """The file's questions: LongMemEval's JSON list, or JSON lines of one question each, which
-    its evaluate_qa.py reads too. A file of a system's answers (`hypothesis`) is refused."""
-    raw = load_structured(path)[0]  # JSON lines are read a record a line (data.jsonio)
+    its evaluate_qa.py reads too (then with each question's line). A file of a system's
+    answers (`hypothesis`) is refused."""
+    raw, lines = load_structured(path)  # JSON lines are read a record a line (data.jsonio)
     first = raw[0] if isinstance(raw, list) and raw else raw
     if isinstance(first, dict) and "hypothesis" in first:
         raise DataError(Problem(str(path), 1, None, _HYPOTHESES))
-    return raw
+    return raw, lines
 
 
 def import_longmemeval(
@@ -364,19 +365,23 @@ def import_longmemeval(
     if protocol not in PROTOCOLS:
         raise DataError(Problem(str(path), None, "protocol", "use 'paper' or 'all-turns'"))
     file = str(path)
-    raw = _questions(Path(path))
+    raw, lines = _questions(Path(path))
     if not isinstance(raw, list):
         hypotheses = "hypothesis" in _first_record(Path(path))
         said = _HYPOTHESES if hypotheses else "LongMemEval is a JSON list of questions"
         raise DataError(Problem(file, None, None, said))
-    problems = [p for i, item in enumerate(raw) for p in _question_problems(file, f"[{i}]", item)]
+    problems = [
+        replace(p, line=lines.get(i))  # a JSON-lines question's line; None in a JSON list
+        for i, item in enumerate(raw)
+        for p in _question_problems(file, f"[{i}]", item)
+    ]
     seen_q: set[str] = set()
     for i, item in enumerate(raw):
         qid = item.get("question_id") if isinstance(item, dict) else None
         if not isinstance(qid, str):
             continue
         if qid in seen_q:
-            problems.append(Problem(file, None, f"[{i}].question_id", f"duplicate {qid!r}"))
+            problems.append(Problem(file, lines.get(i), f"[{i}].question_id", f"duplicate {qid!r}"))
         seen_q.add(qid)
     if problems:
         raise DataError(problems)

@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memgauge._util.numbers import INT64_MAX, INT64_MIN
 from memgauge.data.importers.common import ImportReport, json_type
 from memgauge.data.jsonio import decode_text, iter_jsonl
 from memgauge.data.parsing import ParseError, loads_json
@@ -48,6 +49,7 @@ __all__ = [
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ANY_VALUE = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_DIGITS = re.compile(r"[0-9]+")
 _B64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
 
@@ -59,15 +61,28 @@ class SpanError(Exception):
         self.field, self.message = field, message
 
 
+def _values(value: dict[str, Any], key: str, where: str) -> list[Any]:
+    """The `values` list of an AnyValue's `arrayValue` or `kvlistValue` (`key`); [] for none."""
+    inner = value[key] or {}
+    if not isinstance(inner, dict):
+        raise SpanError(
+            f"{where}.{key}", f"must be an object {{values: [...]}}, got {json_type(inner)}"
+        )
+    items = inner.get("values") or []
+    if not isinstance(items, list):
+        raise SpanError(f"{where}.{key}.values", f"must be a list, got {json_type(items)}")
+    return items
+
+
 def _any_value(value: Any, where: str) -> Any:
     """An OTLP `AnyValue` as a plain value."""
     if not isinstance(value, dict):
         raise SpanError(where, f"must be an OTLP AnyValue object, got {json_type(value)}")
     if "arrayValue" in value:
-        items = (value["arrayValue"] or {}).get("values") or []
+        items = _values(value, "arrayValue", where)
         return [_any_value(v, f"{where}.arrayValue.values.{i}") for i, v in enumerate(items)]
     if "kvlistValue" in value:
-        return key_values((value["kvlistValue"] or {}).get("values") or [], where)
+        return key_values(_values(value, "kvlistValue", where), where)
     for key in _ANY_VALUE:
         if key in value:
             raw = value[key]
@@ -138,9 +153,15 @@ def nanos(span: dict[str, Any], *keys: str) -> int | None:
     if where is None:
         return None
     value = span[where]
-    if isinstance(value, int | str) and not isinstance(value, bool) and str(value).isdigit():
-        return int(value)
-    if isinstance(value, str):
+    ns: int | None = None
+    if (
+        isinstance(value, int | str)
+        and not isinstance(value, bool)
+        and _DIGITS.fullmatch(str(value))
+    ):
+        # 20 digits and more are past 64 bits (and past 4300, no int() at all)
+        ns = int(value) if len(str(value)) < 20 else INT64_MAX + 1
+    elif isinstance(value, str):
         try:
             at = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
@@ -148,8 +169,14 @@ def nanos(span: dict[str, Any], *keys: str) -> int | None:
         else:
             if at.tzinfo is None:
                 at = at.replace(tzinfo=UTC)  # Phoenix and LangSmith write UTC
-            return (at - _EPOCH) // timedelta(microseconds=1) * 1000
-    raise SpanError(where, f"{value!r} is not a time (Unix nanoseconds or ISO 8601)")
+            ns = (at - _EPOCH) // timedelta(microseconds=1) * 1000
+    if ns is None:
+        raise SpanError(where, f"{value!r} is not a time (Unix nanoseconds or ISO 8601)")
+    if not INT64_MIN <= ns <= INT64_MAX:
+        raise SpanError(
+            where, f"{value!r} is out of range: a time in Unix nanoseconds must fit in 64 bits"
+        )
+    return ns
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,15 @@ from typing import Any
 from memgauge.data.importers.common import ImportReport, json_type
 from memgauge.data.importers.otel import SpanError, nanos
 from memgauge.data.importers.spans import DroppedSpanError
-from memgauge.data.tracing.model import LLMCall, Retrieval, Span, SpanKind, ToolCall, as_text
+from memgauge.data.tracing.model import (
+    LLMCall,
+    Retrieval,
+    Span,
+    SpanKind,
+    ToolCall,
+    as_text,
+    token_count,
+)
 
 __all__ = ["is_langsmith", "runs_of", "span_of_run"]
 
@@ -101,10 +109,7 @@ def _count(run: dict[str, Any], key: str, report: ImportReport) -> int | None:
     for where in ("outputs", "extra.metadata"):  # a run tree as @traceable leaves it
         if value is None:
             value = _get(run, *where.split("."), "usage_metadata", _USAGE[key])
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        report.add("llm_token_counts_not_counts_ignored")
-        return None
-    return value
+    return token_count(value, report)
 
 
 def _llm(run: dict[str, Any], span_id: str, report: ImportReport) -> LLMCall:

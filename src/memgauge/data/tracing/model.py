@@ -14,6 +14,8 @@ from typing import Any, Literal, get_args
 from pydantic import ConfigDict, Field
 
 from memgauge._util.model import Model
+from memgauge._util.numbers import INT64_MAX
+from memgauge.data.importers.common import ImportReport
 
 __all__ = [
     "KINDS",
@@ -25,6 +27,7 @@ __all__ = [
     "Trace",
     "TraceSet",
     "as_text",
+    "token_count",
 ]
 
 #: OpenInference's span kinds (`openinference.span.kind`); LangSmith's run types map onto them
@@ -151,3 +154,18 @@ def as_text(value: Any) -> str | None:
         if isinstance(messages, list) and messages:
             return as_text(messages[-1])
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def token_count(value: Any, report: ImportReport) -> int | None:
+    """A token count as a trace export writes it: an integer from 0 to 2**63-1 (what the
+    store keeps, and JSON reads), or a float that is one (Phoenix's export: pandas writes a
+    column with a null as floats). Anything else (a string, a negative or fractional number,
+    a boolean, 1e30) is None, counted in `report` (`llm_token_counts_not_counts_ignored`)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if value is None or (
+        not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= INT64_MAX
+    ):
+        return value
+    report.add("llm_token_counts_not_counts_ignored")
+    return None

@@ -18,7 +18,15 @@ from typing import Any
 from memgauge.data.importers.common import ImportReport
 from memgauge.data.importers.otel import RawSpan, first, key_values, nanos
 from memgauge.data.importers.spans import DroppedSpanError, search_of
-from memgauge.data.tracing.model import KINDS, LLMCall, Retrieval, Span, SpanKind, ToolCall
+from memgauge.data.tracing.model import (
+    KINDS,
+    LLMCall,
+    Retrieval,
+    Span,
+    SpanKind,
+    ToolCall,
+    token_count,
+)
 
 __all__ = ["span_of"]
 
@@ -88,15 +96,7 @@ def _kind(raw: RawSpan, report: ImportReport) -> SpanKind:
 def _tokens(attrs: dict[str, Any], report: ImportReport) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for part in _TOKENS:
-        value = attrs.get(f"llm.token_count.{part}")
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)  # Phoenix's export: pandas writes a column with a null as floats
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 0
-        ):
-            report.add("llm_token_counts_not_counts_ignored")
-            value = None
-        out[f"{part}_tokens"] = value
+        out[f"{part}_tokens"] = token_count(attrs.get(f"llm.token_count.{part}"), report)
     if all(v is None for v in out.values()):
         report.add("llm_spans_without_token_counts")
     return out

@@ -1,7 +1,8 @@
 """Read a trace file (OTLP-JSON, Phoenix's span export, LangSmith's runs) into a `TraceSet`.
 
 What is partial is kept and counted per reason in the report, never silently read as nothing:
-a span whose parent is not in the file (`spans_with_missing_parent`), a trace none of whose
+a span whose parent is not in the file (`spans_with_missing_parent`), a span whose parent is
+itself or in a cycle of parents (`spans_in_parent_cycle`: under no root), a trace none of whose
 spans is a root (`traces_without_root`: it has no final answer), one with several roots
 (`traces_with_several_roots`: the earliest answers), a root without an output
 (`traces_without_answer`), spans of one trace naming different sessions
@@ -37,11 +38,31 @@ def _start(span: Span) -> tuple[bool, int]:
     return (span.start_ns is None, span.start_ns or 0)
 
 
+def _in_parent_cycle(spans: list[Span], by_id: dict[str, Span]) -> int:
+    """How many spans never reach a root nor a missing parent: a span whose parent is itself,
+    or in (or under) a cycle of parents. Each span is walked once."""
+    settled: dict[str, bool] = {}  # span id -> whether its parents loop
+    for span in spans:
+        path: list[str] = []
+        on_path: set[str] = set()
+        at: Span | None = span
+        while at is not None and at.span_id not in settled and at.span_id not in on_path:
+            path.append(at.span_id)
+            on_path.add(at.span_id)
+            at = by_id.get(at.parent_id) if at.parent_id is not None else None
+        loops = at is not None and (at.span_id in on_path or settled[at.span_id])
+        settled.update(dict.fromkeys(path, loops))
+    return sum(settled.values())
+
+
 def _trace(trace_id: str, spans: list[Span], report: ImportReport) -> Trace:
     by_id = {s.span_id: s for s in spans}
     missing = [s for s in spans if s.parent_id is not None and s.parent_id not in by_id]
     if missing:
         report.add("spans_with_missing_parent", len(missing))
+    looped = _in_parent_cycle(spans, by_id)
+    if looped:
+        report.add("spans_in_parent_cycle", looped)
     roots = sorted((s for s in spans if s.parent_id is None), key=_start)
     root = roots[0] if roots else None
     if root is None:
