@@ -255,8 +255,9 @@ def _kept_path(encoding: str) -> Path | None:
     try:
         made = os.stat(_bindings().__file__)
         return memgauge_home() / "tokens" / f"{encoding}-{made.st_size}-{made.st_mtime_ns}.counts"
-    except (AttributeError, ImportError, OSError, RuntimeError):  # RuntimeError: no home
-        return None
+    except (AttributeError, ImportError, OSError, RuntimeError, UsageError):
+        return None  # RuntimeError: no home; UsageError: a home that is a file (a kept count
+        # is only saved work: the command that needs the home says so)
 
 
 #: seed 002's `pressureLevel` ("token pressure state") names the state and not its bounds:

@@ -42,7 +42,7 @@ from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.environment import memgauge_home
 from memgauge.data.facts import IrView
 from memgauge.data.records import ItemRecord, RunRecord
-from memgauge.errors import named_by
+from memgauge.errors import UsageError, named_by
 from memgauge.metrics.agent import agent_metric_definition
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.report.escape import encodable
@@ -275,8 +275,8 @@ def _template_cache(env: Environment) -> BytecodeCache | None:
     try:
         directory = memgauge_home() / "templates"
         directory.mkdir(parents=True, exist_ok=True)
-    except (OSError, RuntimeError):  # RuntimeError: no home directory to find
-        return None
+    except (OSError, RuntimeError, UsageError):  # RuntimeError: no home directory to find;
+        return None  # UsageError: a home that is a file (the command that needs it says so)
     return _KeptTemplates(str(directory), pattern=f"{_compiled_with(env)}-%s.cache")
 
 
