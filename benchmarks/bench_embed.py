@@ -48,7 +48,7 @@ def _old_onnx() -> Any:
     """ONNX Runtime with the session options memgauge used before issue 31."""
     import onnxruntime as ort
 
-    from memgauge._util.home import memgauge_home
+    from memgauge.data.environment import memgauge_home
     from memgauge.embed.minilm_onnx import MiniLMOnnxEmbedder, cached_model
 
     embedder = MiniLMOnnxEmbedder(threads=2, batch_tokens=None, verify=False)

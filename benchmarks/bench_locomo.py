@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from memgauge import api
-from memgauge._util.home import memgauge_home
+from memgauge.data.environment import memgauge_home
 from memgauge.data.importers import import_locomo
 from memgauge.embed import CachedEmbedder, MiniLMEmbedder
 from memgauge.report import retrieval_result
