@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from tests.helpers import lazy_import
 
+from memgauge import api
 from memgauge.cli.main import main
 from memgauge.stats import minimum_detectable_effect, paired_t_power, sample_size_paired
 
@@ -144,3 +145,31 @@ def test_a_one_sided_alpha_of_a_half_or_more_names_alpha(
     err = capsys.readouterr().err
     assert "one-sided test's alpha must be below 0.5 (got 0.5)" in err
     assert "p must be" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--delta", "0"], "--delta 0.0: delta must be positive (e.g. 0.05)"),
+        (["--sigma", "-1"], "--sigma -1.0: sigma must be positive (e.g. 0.15)"),
+        (["--sigma", "0", "--per-group", "5"], "--sigma 0.0: sigma must be positive"),
+        (["--power", "1"], "--power 1.0: power must be between 0 and 1 (e.g. 0.8)"),
+        (["--alpha", "0"], "--alpha 0.0: alpha must be between 0 and 1 (e.g. 0.05)"),
+    ],
+)
+def test_an_option_out_of_range_is_named_with_its_value(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "delta and sigma must be positive" or "alpha and power must be in (0, 1)": one
+    of two options, unnamed, and no value to fix it by."""
+    assert main(["sample-size", *args]) == 2
+    out, err = capsys.readouterr()
+    assert says in err
+    assert out == ""
+
+
+def test_from_python_the_argument_is_named_as_python_writes_it() -> None:
+    with pytest.raises(ValueError, match=r"^delta=0: delta must be positive"):
+        api.sample_size(delta=0, sigma=1.0)
+    with pytest.raises(ValueError, match=r"^power=1.5: power must be between 0 and 1"):
+        api.minimum_detectable_effect(10, 0.15, power=1.5)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from memgauge._util.numbers import ALPHA, POWER
+from memgauge.errors import argument
 from memgauge.stats.tdist import nct_sf, t_isf
 
 __all__ = [
@@ -73,9 +74,17 @@ MAX_N = 2**31 - 1
 _MAX_EFFECT = 1e150
 
 
+def _positive(name: str, value: float, example: str) -> None:
+    if value <= 0:  # NaN is refused further on, as no finite number
+        raise ValueError(f"{argument(name, value)}: {name} must be positive (e.g. {example})")
+
+
 def _check(alpha: float, power: float, two_sided: bool) -> None:
-    if not (0 < alpha < 1 and 0 < power < 1):
-        raise ValueError("alpha and power must be in (0, 1)")
+    for name, value, example in (("alpha", alpha, "0.05"), ("power", power, "0.8")):
+        if not 0 < value < 1:
+            raise ValueError(
+                f"{argument(name, value)}: {name} must be between 0 and 1 (e.g. {example})"
+            )
     if not two_sided and alpha >= 0.5:  # the critical value would be 0 or below
         raise ValueError(
             f"a one-sided test's alpha must be below 0.5 (got {alpha}): at 0.5 it rejects"
@@ -89,8 +98,8 @@ def sample_size_paired(
     delta: float, sigma: float, alpha: float = ALPHA, power: float = POWER, two_sided: bool = True
 ) -> SampleSize:
     """Queries needed for a paired test to detect `delta` when differences have sd `sigma`."""
-    if delta <= 0 or sigma <= 0:
-        raise ValueError("delta and sigma must be positive")
+    _positive("delta", delta, "0.05")
+    _positive("sigma", sigma, "0.15")
     if not delta / sigma <= _MAX_EFFECT:  # inf too
         raise ValueError(
             f"delta {delta} is {delta / sigma:.3g} times sigma {sigma}: past {_MAX_EFFECT:.0e}"
@@ -141,8 +150,7 @@ def minimum_detectable_effect(
     if n > MAX_N:
         # the noncentral t's series at 1e30 degrees of freedom ran for hours
         raise ValueError(f"n {n} is more than {MAX_N:,} queries: no test of that size can be run")
-    if sigma <= 0:
-        raise ValueError("sigma must be positive")
+    _positive("sigma", sigma, "0.15")
     if not math.isfinite(sigma):  # nan: the search for the effect never ended
         raise ValueError(
             f"sigma {sigma} is no finite number; sigma is the standard deviation of the"
