@@ -208,7 +208,7 @@ def test_good_file_validates(path: Path, capsys: pytest.CaptureFixture[str]) -> 
     ("name", "account"),
     [
         ("locomo_no_questions.json", "2 memories, 0 queries, 0 judgments"),
-        ("longmemeval_no_user_turns.json", "0 memories, 1 queries, 0 judgments, 1 items dropped"),
+        ("longmemeval_no_user_turns.json", "0 memories, 1 query, 0 judgments, 1 item dropped"),
     ],
 )
 def test_a_benchmark_file_with_nothing_to_evaluate_is_still_valid(

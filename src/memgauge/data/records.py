@@ -39,6 +39,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from memgauge._util.clock import utc_now
+from memgauge._util.listing import counted
 from memgauge._util.model import Model
 from memgauge._util.numbers import fmean
 from memgauge._util.redact import redact
@@ -233,7 +234,7 @@ class Nondeterminism(_Record):
         at = f" at {' and '.join(settings)}" if settings else ""
         return (
             f"nondeterministic{at}: outputs differed across repeats on {self.n_varied} of "
-            f"{self.n_items} items"
+            f"{counted(self.n_items, 'item')}"
         )
 
 
