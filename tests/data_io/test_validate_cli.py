@@ -31,6 +31,7 @@ OTHER_COMMANDS = {
     "spans_documents_malformed.jsonl",  # `logs import-spans`: tests/online/test_import_spans.py
     "traces_partial.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
     "traces_parent_cycle.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
+    "traces_span_ends_before_start.json",  # `logs import-traces`: test_import_traces.py
     "traces_token_count_1e30.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
     "traces_langsmith_time_past_64_bits.json",  # `logs import-traces`: test_import_traces.py
     "watch_state_wrong_types.json",  # `watch --state`: tests/online/test_watch.py
