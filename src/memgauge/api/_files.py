@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Literal
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.listing import counted
-from memgauge.data.detect import KINDS, detect_kind
-from memgauge.errors import DataError, Problem, UsageError
+from memgauge.data.detect import KINDS, also_fits, detect_kind
+from memgauge.errors import DataError, Problem, UsageError, argument
 
 if TYPE_CHECKING:
     from memgauge.data.importers import BeirGrades, ImportReport
@@ -278,4 +278,11 @@ def validate_file(path: str | Path, kind: str | None = None) -> tuple[str, str]:
                 f"judgments.jsonl, qrels.txt, ... or pass --kind ({', '.join(KINDS)})",
             )
         )
-    return found, CHECKS[found](path)
+    summary = CHECKS[found](path)
+    others = () if kind else also_fits(path, found)
+    if others:  # a tie the name did not break: say it, and how to read the file the other way
+        summary += (
+            f"; it fits {' or '.join(others)} as well: {argument('kind', others[0])} or a name like"
+            f" {others[0]}{path.suffix.lower()} reads it so"
+        )
+    return found, summary
