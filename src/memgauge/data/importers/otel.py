@@ -289,10 +289,16 @@ def records(path: Path, problems: list[Problem]) -> Iterator[tuple[int | None, A
         problems.append(Problem(file, None, None, "file is empty"))
         return
     try:
-        yield None, loads_json(text)
-        return
+        document = loads_json(text)
     except ParseError:
         pass  # not one document: JSON lines, each reported by its line
+    else:
+        # a JSON-lines file of one line is still read by lines: its problems name that line
+        # (a document over several lines names its fields alone)
+        body = text.lstrip()
+        one_line = path.suffix.lower() == ".jsonl" and "\n" not in body.rstrip()
+        yield (text[: len(text) - len(body)].count("\n") + 1 if one_line else None), document
+        return
     yield from iter_jsonl(path, problems)
 
 
