@@ -48,6 +48,7 @@ from memgauge.data.shapes import FORM, Shape
 
 __all__ = [
     "RUN_ID",
+    "USAGE_COUNTERS",
     "AggregateResult",
     "EvaluatorSummary",
     "Failure",
@@ -583,6 +584,10 @@ def _evaluator_measure(e: EvaluatorSummary) -> MeasureValue:
 #: of letters, digits, '.', '_' and '-' that starts with a letter or digit: typed after `runs
 #: show`, put in a viewer's URL and an exported file's name as it is (no '/', no '..', not empty)
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+#: the counters of a run's LLM usage per model (`RunSummary.llm_usage`): what `llm.usage`
+#: counts, the store keeps (`suite_run_usage`, a run bundle's `usage`) and the cost prices
+USAGE_COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
 
 
 def run_id_problem(run_id: str) -> str | None:
