@@ -318,3 +318,24 @@ def test_a_wrong_value_is_a_value_error_a_caller_can_catch(
         call(tmp_path / "results.db")
     assert isinstance(raised.value, memgauge.UsageError)
     assert isinstance(raised.value, memgauge.MemgaugeError)
+
+
+def test_a_missing_store_is_named_as_the_caller_gives_it(tmp_path: Path) -> None:
+    """From Python, a store that does not exist was to be given "with --store", a flag no
+    Python caller has (and a directory was "--store DIR"): the message names `store=`, as the
+    command line's keeps `--store`."""
+    missing = tmp_path / "none.db"
+    for call in (
+        lambda: memgauge.read_run("x", store=missing),
+        lambda: api.gate("x", store=missing, learn=False),
+        lambda: api.history("suite", store=missing),
+    ):
+        with pytest.raises(memgauge.UsageError) as raised:
+            call()
+        said = str(raised.value)
+        assert said.startswith(f"no results store at {missing}"), said
+        assert said.endswith("or give the right one with store=PATH"), said
+        assert "--store" not in said
+    with pytest.raises(memgauge.UsageError, match=f"^store={re.escape(str(tmp_path))}: is a dir"):
+        memgauge.read_run("x", store=tmp_path)
+    assert not missing.exists()

@@ -76,7 +76,7 @@ def test_a_file_added_twice_counts_each_pair_once(
     # the same query measured again, with another value, is another pair
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"query_id": "q0", "control": 0.25, "treatment": 0.75}) + "\n")
-    assert "t: 1 pairs added, 0 already added" in _add(capsys, store_where, "t", other)
+    assert "t: 1 pair added, 0 already added" in _add(capsys, store_where, "t", other)
     with ABTestStore(store_where) as store:
         test = store.get("t")
         assert test is not None

@@ -371,7 +371,7 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
         ["import-longmemeval", "evaluate"],
         (
             None,
-            "nothing to evaluate: the longmemeval-turn import holds 0 memories, 1 queries, 0 "
+            "nothing to evaluate: the longmemeval-turn import holds 0 memories, 1 query, 0 "
             "judgments; 1 dropped (query q-1: no user turn in the haystack)",
         ),
     ),

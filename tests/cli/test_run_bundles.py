@@ -398,3 +398,20 @@ def test_an_import_stopped_before_its_projection_leaves_nothing_and_the_next_one
             "SELECT COUNT(*) FROM eval_results WHERE run_id = ?", (run_id,)
         ).fetchone()
     assert n == 1  # the lexical system's row
+
+
+def test_the_usage_counters_have_one_home() -> None:
+    """A run's LLM usage counters were spelled three times (the tally in `llm.usage`, the
+    store's `suite_run_usage` columns, a bundle's usage fields), kept equal by hand: the store
+    and the tally read `data.records.USAGE_COUNTERS`, and a bundle's fields, which validate a
+    usage row, are those names."""
+    from memgauge.data.records import USAGE_COUNTERS
+    from memgauge.llm.usage import UsageMeter
+    from memgauge.store.bundle import BundleUsage
+    from memgauge.store.tables import suite_run_usage
+
+    assert tuple(BundleUsage.model_fields) == USAGE_COUNTERS
+    assert [c.name for c in suite_run_usage.columns][2:] == list(USAGE_COUNTERS)
+    meter = UsageMeter()
+    meter.sent("m")
+    assert tuple(meter.snapshot()["m"]) == (*USAGE_COUNTERS, "cost_usd")

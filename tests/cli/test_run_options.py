@@ -13,6 +13,7 @@ from memgauge import api
 from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.data.io import save_retrieval_dataset
+from memgauge.errors import UsageError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 QA = DATA / "suites" / "qa" / "suite.yaml"
@@ -119,6 +120,24 @@ def test_a_bad_fail_under_is_refused_before_a_store_is_written(
     assert code == 2
     assert "--fail-under 'Recall@10': write MEASURE=VALUE" in capsys.readouterr().err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("target", ["Recall@5==0.5", "Recall@5<=0.5", "lexical/Recall@5!=0.5"])
+def test_a_doubled_operator_is_refused_before_a_store_is_written(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`Recall@5==0.5` was a measure called `Recall@5=` (`Recall@5<=0.5` one called
+    `Recall@5<`), refused only once every item had run, the run's measures listed as if the
+    name were a typo; the pytest plug-in's `{"Recall@5<=": 0.5}` alike."""
+    db = tmp_path / "new.db"
+    code = main([*_commands(tmp_path)["evaluate"], "--store", str(db), "--fail-under", target])
+    assert code == 2
+    err = capsys.readouterr().err
+    name = target.removesuffix("=0.5")
+    assert f"--fail-under {target!r}: {name!r} ends in an operator" in err
+    assert not db.exists()
+    with pytest.raises(UsageError, match=r"threshold: 'Recall@5<=' ends in an operator"):
+        api.requirement("Recall@5<=", 0.5, where="threshold")
 
 
 @pytest.mark.parametrize(

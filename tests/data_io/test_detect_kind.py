@@ -78,6 +78,30 @@ def test_the_name_breaks_a_tie_the_content_leaves(tmp_path: Path) -> None:
     assert detect_kind(tmp_path / "notes.jsonl") == "queries"  # the content's first guess
 
 
+def test_a_tie_the_name_leaves_is_said_with_how_to_read_it_the_other_way(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`{id, text}` lines under a name that picks neither were read as queries without a
+    word: a memories file was validated as queries, and `evaluate` called it a queries file.
+    `validate` says which it took and how to say the other; a name or --kind that decides
+    leaves nothing to say."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"id": "x1", "text": "Deploys go out on Tuesdays"}) + "\n")
+    code, out = _validate(capsys, str(notes))
+    assert code == 0
+    assert (
+        "(queries: 1 record; it fits memories as well: --kind memories or a name like"
+        " memories.jsonl reads it so)"
+    ) in out
+    code, out = _validate(capsys, str(notes), "--kind", "memories")
+    assert (code, "(memories: 1 record)") == (0, out.split("  ")[-1].strip())
+    named = _copy(notes, tmp_path, "queries.jsonl")
+    code, out = _validate(capsys, str(named))
+    assert (code, "(queries: 1 record)") == (0, out.split("  ")[-1].strip())
+    assert main(["evaluate", str(notes), "--store", str(tmp_path / "r.db")]) == 2
+    assert f"{notes}: a queries or memories file (by its content)" in capsys.readouterr().err
+
+
 def test_the_name_decides_when_the_content_says_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -261,8 +285,8 @@ def test_ranx_json_is_a_qrels_or_a_run_whatever_its_name(
     assert (detect_kind(run), detect_kind(qrels)) == ("run", "qrels")
     code, out = _validate(capsys, str(run), str(qrels))
     assert code == 0, out
-    assert "(run: 3 queries, 9 results)" in out
-    assert "(qrels: 3 queries, 6 judgments)" in out
+    assert "(run: 3 queries, 9 results; it fits qrels as well: --kind qrels" in out
+    assert "(qrels: 3 queries, 6 judgments; it fits run as well: --kind run" in out
     ints = tmp_path / "run.json"  # a run whose scores are integers: its name says run
     ints.write_text('{"q1": {"d1": 3, "d2": 2}}')
     assert detect_kind(ints) == "run"

@@ -186,7 +186,7 @@ def test_a_suite_and_validate_read_a_csv_sheet_directly(
     sheet = tmp_path / "sheet.csv"
     sheet.write_text("input,expected\nwhat colour is the boat,blue\n")
     assert main(["validate", str(sheet)]) == 0
-    assert "1 items" in capsys.readouterr().out
+    assert "1 item" in capsys.readouterr().out
     report = _answer(tmp_path, "sheet.csv", "a blue boat")
     assert [(i.item_id, i.scores[0].value) for i in report.items] == [("row-2", 1.0)]
 

@@ -31,6 +31,7 @@ OTHER_COMMANDS = {
     "spans_documents_malformed.jsonl",  # `logs import-spans`: tests/online/test_import_spans.py
     "traces_partial.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
     "traces_parent_cycle.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
+    "traces_span_ends_before_start.json",  # `logs import-traces`: test_import_traces.py
     "traces_token_count_1e30.jsonl",  # `logs import-traces`: tests/online/test_import_traces.py
     "traces_langsmith_time_past_64_bits.json",  # `logs import-traces`: test_import_traces.py
     "watch_state_wrong_types.json",  # `watch --state`: tests/online/test_watch.py
@@ -208,7 +209,7 @@ def test_good_file_validates(path: Path, capsys: pytest.CaptureFixture[str]) -> 
     ("name", "account"),
     [
         ("locomo_no_questions.json", "2 memories, 0 queries, 0 judgments"),
-        ("longmemeval_no_user_turns.json", "0 memories, 1 queries, 0 judgments, 1 items dropped"),
+        ("longmemeval_no_user_turns.json", "0 memories, 1 query, 0 judgments, 1 item dropped"),
     ],
 )
 def test_a_benchmark_file_with_nothing_to_evaluate_is_still_valid(

@@ -424,7 +424,7 @@ def test_a_question_with_nothing_relevant_is_scored_not_dropped(tmp_path: Path) 
     )
     assert q.metrics["session_recall_all@1"] == 1.0
     assert any(
-        "recall_all of the 1 queries with no relevant memory is 1.0" in n for n in system.notes
+        "recall_all of the 1 query with no relevant memory is 1.0" in n for n in system.notes
     )
     every, _ = import_longmemeval(path, "turn", "all-turns")
     assert every.qrels() == {"sa1": {"sa1/answer_1:1": 3}}

@@ -258,7 +258,7 @@ def test_from_shadow_feeds_only_judged_rows_and_needs_an_ir_metric(
     capsys.readouterr()
     assert main(["ab", "add", "E", "--from-shadow", "--store", db]) == 0
     out = capsys.readouterr().out
-    assert "1 pairs added from shadow runs (1 without judgments left out)" in out
+    assert "1 pair added from shadow runs (1 without judgments left out)" in out
     (report,) = _json(capsys, ["ab", "status", "E", "--store", db, "--json"])
     assert report["mean_delta"] == pytest.approx(0.5)  # RR 1 - RR 1/2
     assert main(["ab", "add", "H", "--from-shadow", "--store", db]) == 2

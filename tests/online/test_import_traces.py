@@ -341,3 +341,45 @@ def test_openinference_spans_tagged_memory_extraction_are_trace_lines(tmp_path: 
     assert line.existing_memory == ["pricing: 20 euros"]
     assert line.output == ["constraint: No ads"]
     assert report.counts["extraction_lines"] == 1
+
+
+def test_a_span_ending_before_it_starts_is_counted_its_duration_n_a(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A retriever span whose end precedes its start (its times swapped) was read with a
+    latency of 0 (clamped from -42 ms), counted nowhere: it is counted as the parent cycles
+    are, its end and latency are n/a, the trace's end its other spans', and `validate` and
+    `logs import-spans` name it too."""
+    bad = BAD / "traces_span_ends_before_start.json"
+    traces, report = read_traces(bad)
+    assert report.counts["spans_ending_before_start"] == 1
+    (trace,) = traces.traces
+    (search,) = trace.retrievals
+    assert search.latency_ms is None
+    backwards = next(s for s in trace.spans if s.kind == "RETRIEVER")
+    assert (backwards.start_ns, backwards.end_ns) == (1717236000052000000, None)
+    assert _cli(capsys, str(bad))["counts"]["spans_ending_before_start"] == 1
+    assert main(["validate", str(bad)]) == 0
+    assert "; spans_ending_before_start: 1 (its end read as unknown" in capsys.readouterr().out
+    db = tmp_path / "q.db"
+    assert main(["logs", "import-spans", str(bad), "--store", str(db)]) == 0
+    assert json.loads(capsys.readouterr().out)["spans_ending_before_start"] == 1
+
+
+@pytest.mark.parametrize("command", ["import-traces", "import-spans"])
+def test_a_one_line_json_lines_export_names_its_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON-lines export of one line parses as one document, and its bad record was named
+    without `:1:` where the same record in a file of two lines names its line; a document over
+    several lines (`.json`) still names its fields alone."""
+    bad = BAD / "traces_otlp_array_value_a_string.jsonl"
+    field = "resourceSpans.0.scopeSpans.0.spans.3.attributes.4.value.arrayValue"
+    one = tmp_path / "one.jsonl"
+    one.write_text("\n" + bad.read_text().split("\n")[0] + "\n")  # a blank line first
+    assert main(["logs", command, str(one), "--store", str(tmp_path / "q.db")]) == 2
+    assert f"{one}:2: {field}: must be an object" in capsys.readouterr().err
+    pretty = tmp_path / "one.json"
+    pretty.write_text(json.dumps(json.loads(bad.read_text().split("\n")[0]), indent=1))
+    assert main(["logs", command, str(pretty), "--store", str(tmp_path / "q.db")]) == 2
+    assert f"{pretty}: {field}: must be an object" in capsys.readouterr().err

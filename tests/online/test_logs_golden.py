@@ -183,7 +183,7 @@ def test_annotate_against_a_system_that_holds_nothing_writes_no_pool(
     args = ["logs", "annotate", str(db), "--out", str(pool_file), "--system", "lexical"]
     assert main(args) == 4
     err = " ".join(capsys.readouterr().err.split())
-    assert "--system lexical: none of the 1 queries' searches found anything" in err
+    assert "--system lexical: none of the 1 query's searches found anything" in err
     assert "give --memories FILE" in err
     assert not pool_file.exists()
 
@@ -249,7 +249,7 @@ def test_annotation_pool_from_python_names_its_arguments(tmp_path: Path) -> None
     with pytest.raises(EmptyMemoryError) as caught:
         api.write_annotation_pool(db, pool_file, system="lexical")
     message = str(caught.value)
-    assert "system=lexical: none of the 1 queries' searches found anything" in message
+    assert "system=lexical: none of the 1 query's searches found anything" in message
     assert "give memories_file=FILE" in message
     assert "--" not in message
     assert not pool_file.exists()

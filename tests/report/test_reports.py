@@ -146,7 +146,7 @@ def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path
     escaped = text.replace(">", "&gt;")
     assert f'<span class="conventions">task retrieval / IR measures: {escaped}</span>' in html
     assert (
-        f'Retrieval measures</h3><p class="meta">conventions: 2 memories, 1 queries, 1 judgments · {escaped}'
+        f'Retrieval measures</h3><p class="meta">conventions: 2 memories, 1 query, 1 judgment · {escaped}'
         in html
     )
     saved = json.loads(write_json(result, tmp_path / "r.json").read_text())

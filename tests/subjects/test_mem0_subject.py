@@ -232,7 +232,7 @@ def test_mem0_inferring_nothing_is_a_memory_that_holds_nothing(
     assert code == 4
     (row,) = doc["results"]
     assert (row["mean"], row["n_scored"], row["n_failed"]) == (None, 0, 1)
-    assert "subject mem0: 1 of 1 items failed (100%: 1 empty_memory)" in doc["reason"]
+    assert "subject mem0: 1 of 1 item failed (100%: 1 empty_memory)" in doc["reason"]
 
 
 def test_without_mem0_the_subject_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:

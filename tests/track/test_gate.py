@@ -689,7 +689,7 @@ def test_a_dataset_changed_since_the_baseline_is_a_warning(
     code, out = _gate(capsys, str(suite), "--store", str(tmp_path / "r.db"), "--no-learn")
     assert code == 1  # 1.0 to 0.5: the new question, not the system
     [warning] = [w for w in out["warnings"] if w.startswith("task recall: its dataset")]
-    assert "is not the one 1 of the baseline's 1 runs read (sha256 " in warning
+    assert "is not the one 1 of the baseline's 1 run read (sha256 " in warning
     assert "a change may be the data's, not the system's" in warning
     assert "`memgauge gate --accept RUN`" in warning
     assert not [w for w in same["warnings"] if "dataset" in w]

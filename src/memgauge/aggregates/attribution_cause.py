@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memgauge._util.listing import counted
 from memgauge.data.records import ItemRecord, ScoreRecord
 from memgauge.metrics.tokens import Encoding, token_counts
 
@@ -162,7 +163,7 @@ def _miss(evidence: Sequence[str], extra: Mapping[str, Any], k: int) -> Cause:
             return Cause(
                 "retrieval_miss",
                 f"evidence {shown} is stored but the search does not return it at any depth "
-                f"({len(ranking)} hits)",
+                f"({counted(len(ranking), 'hit')})",
                 "unranked",
             )
         return Cause(
@@ -225,7 +226,7 @@ def attribute(
         return Cause(
             "budget_cut",
             f"evidence {', '.join(found)} retrieved at rank {used.index(found[0]) + 1}, cut by "
-            f"{limit} ({len(context)} of {len(used)} hits kept)",
+            f"{limit} ({len(context)} of {counted(len(used), 'hit')} kept)",
         )
     return Cause(
         "reader_error",

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from memgauge._util.listing import some
+from memgauge._util.listing import counted, some
 from memgauge._util.numbers import ALPHA, CONFIDENCE, MAX_K, MAX_RESAMPLES, MDE, N_RESAMPLES
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView, shaped
@@ -602,12 +602,15 @@ class IRAggregate:
             # the reader must fix (every one is in the per-query errors)
             first = next(iter(errors.values()))  # the rows come in the dataset's order
             notes.append(
-                f"{len(errors)} searches failed and are not scored (each in the per-query "
+                f"{counted(len(errors), 'search', 'searches')} failed and"
+                f" {'is' if len(errors) == 1 else 'are'} not scored (each in the per-query "
                 f"errors); the first: {first}"
             )
         if searched.not_asked:
             notes.append(
-                f"{searched.not_asked} queries were not asked: the run stopped this subject "
+                f"{counted(searched.not_asked, 'query', 'queries')}"
+                f" {'was' if searched.not_asked == 1 else 'were'} not asked: the run stopped this"
+                " subject "
                 "once more of its searches failed than max_failure_rate allows."
             )
         left_out = n_in_dataset - len(judged) - searched.not_asked
@@ -620,7 +623,13 @@ class IRAggregate:
             )
         if counts["n_unjudged"]:
             notes.append(
-                f"{counts['n_unjudged']} queries have no judgments and were not evaluated."
+                f"{counted(counts['n_unjudged'], 'query', 'queries')} "
+                + (
+                    "has no judgments and was"
+                    if counts["n_unjudged"] == 1
+                    else "have no judgments and were"
+                )
+                + " not evaluated."
             )
         if not task.ingested:
             notes.append("Searched as it stood: not reset, the dataset's memories not ingested.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memgauge._util.listing import counted
 from memgauge._util.numbers import ALPHA
 from memgauge.data.shapes import Breakdown, Paired, PairedRow, Shape, Table, cell, text
 from memgauge.metrics.agent import agent_metric_definition
@@ -66,8 +67,8 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
     about = [
         # first: a reader must know the queries and judgments were written by a model
         str(ds.get("synthetic") or ""),
-        f"{ds.get('name', 'dataset')}: {ds.get('n_memories', 0)} memories, "
-        f"{ds.get('n_queries', 0)} queries, {ds.get('n_judgments', 0)} judgments",
+        f"{ds.get('name', 'dataset')}: {counted(ds.get('n_memories', 0), 'memory', 'memories')}, "
+        f"{counted(ds.get('n_queries', 0), 'query', 'queries')}, {counted(ds.get('n_judgments', 0), 'judgment')}",
         _conventions(st),
         f"depth {st.get('k')}" if st.get("k") is not None else "",
         f"protocol {ds['protocol']}" if ds.get("protocol") else "",

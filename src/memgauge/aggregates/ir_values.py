@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from memgauge._util.listing import counted
 from memgauge.data.models import EvalQuery, Memory, RetrievalDataset
 from memgauge.metrics import Counts, MetricConfig, evaluate_ranked, parse_measure
 from memgauge.metrics.conventions import DEFAULT_NO_RELEVANT, Gain, NoRelevant
@@ -70,7 +71,7 @@ def ir_values(
         ev = vacuous_recall_all(ev)
         if ev.counts.no_relevant:
             notes.append(
-                f"{protocol.name}: recall_all of the {len(ev.counts.no_relevant)} queries with "
+                f"{protocol.name}: recall_all of the {counted(len(ev.counts.no_relevant), 'query', 'queries')} with "
                 "no relevant memory is 1.0, as LongMemEval scores it (recall_any and ndcg_any 0)"
             )
     values = dict(ev.per_query)
@@ -84,8 +85,9 @@ def ir_values(
         )
         values.update(sev.per_query)
         if sev.short:
+            whose = counted(len(sev.short), "query's", "queries'")
             notes.append(
-                f"session measures: {len(sev.short)} queries' hits ran out before LongMemEval's "
+                f"session measures: {whose} hits ran out before LongMemEval's "
                 f"grown cutoff (it ranks the whole corpus); search deeper than --k {k} for "
                 "its exact values"
             )

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from memgauge._util.listing import counted
 from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.cost_shapes import CostFacts
 from memgauge.aggregates.facts import RankingFacts
@@ -170,12 +171,12 @@ def _system(
     if not_asked:
         out["status"] = STORED_NOTHING
         out["note"] = (
-            f"its store held no memory after ingest; {len(not_asked)} of {len(rows)} queries not"
+            f"its store held no memory after ingest; {len(not_asked)} of {counted(len(rows), 'query', 'queries')} not"
             " asked"
         )
     elif empty:
         out["status"] = RETURNED_NOTHING
-        out["note"] = f"0 hits in {len(empty)} of {len(rows)} searches"
+        out["note"] = f"0 hits in {len(empty)} of {counted(len(rows), 'search', 'searches')}"
     elif out["value"] is None and not failed:
         out["status"] = "not measured"
         out["note"] = f"no {measure} in the task's results"
@@ -188,11 +189,13 @@ def _system(
             if failed and failed[-1].failures
             else None
         )
-        out["note"] = f"{len(failed)} of {len(rows)} queries failed" + (
+        out["note"] = f"{len(failed)} of {counted(len(rows), 'query', 'queries')} failed" + (
             f" ({last})" if last else ""
         )
     else:
         out["status"] = "ranked"
         if failed:
-            out["note"] = f"{len(failed)} of {len(rows)} queries failed, not scored"
+            out["note"] = (
+                f"{len(failed)} of {counted(len(rows), 'query', 'queries')} failed, not scored"
+            )
     return out

@@ -96,6 +96,14 @@ def parse_measure_ref(text: str, *, where: str) -> MeasureRef:
     if not all(p.strip() for p in parts):
         raise UsageError(f"{where}: MEASURE is [SUBJECT/][TASK/]NAME, e.g. hybrid/recall/nDCG@10")
     name = parts[-1]
+    if name.rstrip()[-1] in "=<>!":
+        # `Recall@5==0.5`, `Recall@5<=0.5` read as a measure `Recall@5=` / `Recall@5<`,
+        # refused only once the run had ended, its measures listed as if the name were a typo
+        raise UsageError(
+            f"{where}: {text.strip()!r} ends in an operator; an operator belongs to the "
+            "target: Recall@10=>= 0.6 or Recall@10=0.6 (at least 0.6) with --fail-under, "
+            "{'Recall@10': '>= 0.6'} as a threshold"
+        )
     task = parts[-2] if len(parts) >= 2 else None
     subject = "/".join(parts[:-2]) if len(parts) >= 3 else None
     return MeasureRef(name, subject, task)

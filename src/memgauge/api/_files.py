@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
-from memgauge.data.detect import KINDS, detect_kind
-from memgauge.errors import DataError, Problem, UsageError
+from memgauge._util.listing import counted
+from memgauge.data.detect import KINDS, also_fits, detect_kind
+from memgauge.errors import DataError, Problem, UsageError, argument
 
 if TYPE_CHECKING:
     from memgauge.data.importers import BeirGrades, ImportReport
@@ -97,7 +98,7 @@ def _count_dataset(path: Path) -> str:
     from memgauge.data.io import load_retrieval_dataset
 
     ds = load_retrieval_dataset(path)
-    return f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} judgments"
+    return f"{counted(len(ds.memories), 'memory', 'memories')}, {counted(len(ds.queries), 'query', 'queries')}, {counted(len(ds.judgments), 'judgment')}"
 
 
 def _records(model: str, key: str) -> Callable[[Path], str]:
@@ -112,7 +113,7 @@ def _records(model: str, key: str) -> Callable[[Path], str]:
         problems = loaded.problems + loaded.duplicate_ids()
         if problems:
             raise DataError(problems)
-        return f"{len(loaded.valid)} records"
+        return f"{counted(len(loaded.valid), 'record')}"
 
     return check
 
@@ -121,23 +122,21 @@ def _qrels(path: Path) -> str:
     from memgauge.data.trec import read_qrels
 
     q = read_qrels(path)
-    return f"{len(q)} queries, {sum(len(v) for v in q.values())} judgments"
+    return f"{counted(len(q), 'query', 'queries')}, {counted(sum(len(v) for v in q.values()), 'judgment')}"
 
 
 def _run(path: Path) -> str:
     from memgauge.data.trec import read_run
 
     r = read_run(path)
-    return f"{len(r)} queries, {sum(len(v) for v in r.values())} results"
+    return f"{counted(len(r), 'query', 'queries')}, {counted(sum(len(v) for v in r.values()), 'result')}"
 
 
 def _conversations(path: Path) -> str:
     from memgauge.data.io import load_conversations
 
     c = load_conversations(path)
-    return (
-        f"{len(c.conversations)} conversations, {sum(len(x.facts) for x in c.conversations)} facts"
-    )
+    return f"{counted(len(c.conversations), 'conversation')}, {counted(sum(len(x.facts) for x in c.conversations), 'fact')}"
 
 
 def _subject(path: Path) -> str:
@@ -176,7 +175,7 @@ def _operations(path: Path) -> str:
 def _items(path: Path) -> str:
     from memgauge.data.io import load_items
 
-    return f"{len(load_items(path))} items"
+    return f"{counted(len(load_items(path)), 'item')}"
 
 
 def _trace(path: Path) -> str:
@@ -217,10 +216,10 @@ def _imported(kind: str) -> Callable[[Path], str]:
             ds, report = import_locomo(path)
         else:
             ds, report = import_longmemeval(path)
-        changed = f", {len(report.changed)} records changed" if report.changed else ""
-        dropped = f", {len(report.dropped)} items dropped" if report.dropped else ""
+        changed = f", {counted(len(report.changed), 'record')} changed" if report.changed else ""
+        dropped = f", {counted(len(report.dropped), 'item')} dropped" if report.dropped else ""
         held = (
-            f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} "
+            f"{counted(len(ds.memories), 'memory', 'memories')}, {counted(len(ds.queries), 'query', 'queries')}, {len(ds.judgments)} "
             f"judgments{changed}{dropped}"
         )
         if not evaluable(ds):  # import and evaluate refuse it (`require_evaluable`)
@@ -279,4 +278,11 @@ def validate_file(path: str | Path, kind: str | None = None) -> tuple[str, str]:
                 f"judgments.jsonl, qrels.txt, ... or pass --kind ({', '.join(KINDS)})",
             )
         )
-    return found, CHECKS[found](path)
+    summary = CHECKS[found](path)
+    others = () if kind else also_fits(path, found)
+    if others:  # a tie the name did not break: say it, and how to read the file the other way
+        summary += (
+            f"; it fits {' or '.join(others)} as well: {argument('kind', others[0])} or a name like"
+            f" {others[0]}{path.suffix.lower()} reads it so"
+        )
+    return found, summary

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.listing import counted
 from memgauge._util.numbers import ALPHA, BETA
 from memgauge.api._store import Location, Where, require_store, results_store
 from memgauge.data.importers import ImportReport
@@ -243,8 +244,9 @@ def _found_nothing(subject: Any, system: str, n: int) -> None:
         elif capabilities_of(subject).dump:
             held = len(subject.dump())
     if held == 0 or (held is None and n >= MIN_SEARCHES):
+        whose = counted(n, "query's", "queries'")
         raise EmptyMemoryError(
-            f"{argument('system', system)}: none of the {n} queries' searches found anything"
+            f"{argument('system', system)}: none of the {whose} searches found anything"
             f"{', and it holds no memory' if held == 0 else ''}: give"
             f" {argument('memories_file', 'FILE', flag='--memories')} to "
             "fill it with the memories "

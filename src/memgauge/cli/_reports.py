@@ -8,6 +8,7 @@ from rich.console import Console
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
@@ -56,7 +57,7 @@ def sequential_lines(result: RetrievalEvalResult) -> list[str]:
         lines.append(
             f"sequential test (SPRT on {sq.measure}, effect {sq.delta:g}, {sq.bounds} bounds):"
             f" {comp.candidate} against {comp.baseline}: {sq.sequential_test_decision}"
-            f" after {sq.n} of {sq.n_pairs} pairs ({state})"
+            f" after {sq.n} of {counted(sq.n_pairs, 'pair')} ({state})"
         )
     return lines
 

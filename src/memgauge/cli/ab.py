@@ -11,6 +11,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import (
     PATH,
     choice_option,
@@ -140,7 +141,7 @@ def add(name: str, pairs_file: Path | None, from_shadow: bool, store_path: str |
         state = maybe
     decision = _DECISIONS.get(report["decision"], report["decision"])
     click.echo(
-        f"{name}: {n_pairs} pairs added{skipped}; {state.n} used by the SPRT; SPRT:"
+        f"{name}: {counted(n_pairs, 'pair')} added{skipped}; {state.n} used by the SPRT; SPRT:"
         f" {state.decision}; {decision} ({'; '.join(report['reasons'])})"
     )
 

@@ -10,6 +10,7 @@ import click
 
 from memgauge import api
 from memgauge._util.builtins import REFERENCE_MODES
+from memgauge._util.listing import counted
 from memgauge.cli._common import OUT_DIR, console
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import SEED
@@ -66,8 +67,8 @@ def demo(out_dir: Path, seed: int, run_args: RunArgs) -> None:
     # resumed run finds the dataset its first attempt started on
     api.save_dataset(dataset, data_dir)
     out.print(
-        f"demo dataset: {len(dataset.memories)} memories, {len(dataset.queries)} queries, "
-        f"{len(dataset.judgments)} judgments -> {data_dir}"
+        f"demo dataset: {counted(len(dataset.memories), 'memory', 'memories')}, {counted(len(dataset.queries), 'query', 'queries')}, "
+        f"{counted(len(dataset.judgments), 'judgment')} -> {data_dir}"
     )
     try:
         with running(run_args.progress) as bar:

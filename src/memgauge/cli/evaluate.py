@@ -8,6 +8,7 @@ from typing import Any, Literal
 import click
 
 from memgauge import api
+from memgauge._util.listing import counted
 from memgauge.cli._common import EXISTING, OUT_FILE, console, distinct_outputs
 from memgauge.cli._conventions import gain_option, no_relevant_option, rel_threshold_option
 from memgauge.cli._evaluation import conclude, running
@@ -186,8 +187,8 @@ def evaluate(
     for written in run_written:
         left = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in written.left_out.items())
         out.print(
-            f"wrote {written.path} ({written.subject}: {written.queries} queries, "
-            f"{written.results} results{f'; left out {left}' if left else ''})"
+            f"wrote {written.path} ({written.subject}: {counted(written.queries, 'query', 'queries')}, "
+            f"{counted(written.results, 'result')}{f'; left out {left}' if left else ''})"
         )
     code = conclude(out, report, run_args)
     if code:

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import (
     apply_options,
     console,
@@ -59,7 +60,11 @@ def _print(rows: list[dict[str, Any]], as_json: bool) -> None:
         table.add_column(col)
     for r in rows:
         t = r["test"]
-        test = "none" if t is None else f"{t['status']} ({t['pairs']} pairs; {t['decision']})"
+        test = (
+            "none"
+            if t is None
+            else f"{t['status']} ({counted(t['pairs'], 'pair')}; {t['decision']})"
+        )
         table.add_row(
             r["name"],
             f"{r['rollout_percent']:g}%",

@@ -8,6 +8,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import console, json_option, store_option
 from memgauge.report.escape import term
 from memgauge.report.fmt import fmt_num as _num
@@ -71,14 +72,16 @@ def health(
     con.print(
         term("logging", "bold")
         + term(
-            f": {vol['total']} queries ({vol['last_24h']} in 24 h,"
-            f" {vol['last_7d']} in 7 days), {out['logging']['sessions']} sessions"
+            f": {counted(vol['total'], 'query', 'queries')} ({vol['last_24h']} in 24 h,"
+            f" {vol['last_7d']} in 7 days), {counted(out['logging']['sessions'], 'session')}"
         )
     )
     tests = out["ab_tests"]
     con.print(term("open A/B tests", "bold") + term(f": {len(tests)}"))
     for t in tests:
-        con.print(f"  {t['name']} ({t['status']}): {t['n_pairs']} pairs, {t['decision']}")
+        con.print(
+            f"  {t['name']} ({t['status']}): {counted(t['n_pairs'], 'pair')}, {t['decision']}"
+        )
     gs = out["golden_set"]
     con.print(term("golden set", "bold") + term(f": {gs['queries']} of {gs['target']} queries"))
     for cat, c in gs["categories"].items():

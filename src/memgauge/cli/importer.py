@@ -9,6 +9,7 @@ from typing import Any, Literal
 import click
 
 from memgauge import api
+from memgauge._util.listing import counted
 from memgauge.cli._common import EXISTING, OUT_DIR, choice_option, console
 
 __all__ = ["import_"]
@@ -81,9 +82,9 @@ def import_(
         out.print(f"  note: {note}")
     if report.changed:
         out.print(
-            f"  {len(report.changed)} records changed (each with its value before and after): "
+            f"  {counted(len(report.changed), 'record')} changed (each with its value before and after): "
             f"see {imported.report_path}"
         )
     if report.dropped:
-        out.print(f"  {len(report.dropped)} items dropped: see {imported.report_path}")
+        out.print(f"  {counted(len(report.dropped), 'item')} dropped: see {imported.report_path}")
     out.print("wrote " + ", ".join(str(p) for p in imported.files))

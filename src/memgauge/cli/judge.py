@@ -18,6 +18,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import PATH, console, json_option, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
@@ -197,7 +198,7 @@ def rejudge(
         return
     out = console()
     out.print(
-        f"{report.n_items} items x {k} verdicts; {report.n_failed} verdicts failed (not counted)"
+        f"{counted(report.n_items, 'item')} x {counted(k, 'verdict')}; {counted(report.n_failed, 'verdict')} failed (not counted)"
     )
     out.print(
         f"mean {_fmt(report.mean)}; per repeat: " + ", ".join(_fmt(m) for m in report.repeat_means)
@@ -207,7 +208,7 @@ def rejudge(
         f"{_fmt(report.item_variance, 4)}, judge share {_fmt(report.judge_share)}; "
         f"pass/fail flips on {_fmt(report.flip_rate)} of items"
         + (
-            f" (the variances over the {report.n_complete} of {report.n_items} items whose"
+            f" (the variances over the {report.n_complete} of {counted(report.n_items, 'item')} whose"
             f" {k} verdicts all came back)"
             if report.n_complete < report.n_items
             else ""

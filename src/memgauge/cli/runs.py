@@ -20,6 +20,7 @@ from rich.text import Text
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import (
     EXISTING_FILE,
     FILE,
@@ -295,7 +296,7 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
         if fmt == "parquet":
             assert out is not None
             n = write_parquet(records, out, run)
-            click.echo(f"wrote {out} ({n} items)", err=True)
+            click.echo(f"wrote {out} ({counted(n, 'item')})", err=True)
             return
         if fmt == "jsonl":
             chunks: Iterable[str] = _jsonl(records)

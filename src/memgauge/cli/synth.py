@@ -15,6 +15,7 @@ from rich.table import Table
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import OUT_DIR, console, json_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
@@ -100,7 +101,7 @@ def synth(
         return
     out = console()
     out.print(
-        f"{report.n_kept} items kept from {report.n_memories} memories in {report.n_groups} "
+        f"{counted(report.n_kept, 'item')} kept from {counted(report.n_memories, 'memory', 'memories')} in {report.n_groups} "
         f"groups ({report.n_calls} LLM calls, {report.n_failed_calls} failed, "
         f"{report.n_requests} requests; model {report.model}, critic "
         f"{report.critic_model or 'none'})"

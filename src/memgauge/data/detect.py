@@ -52,6 +52,7 @@ __all__ = [
     "DATASET_KINDS",
     "KINDS",
     "Kind",
+    "also_fits",
     "detect_kind",
     "kind_by_name",
     "kinds_by_content",
@@ -99,6 +100,8 @@ _PARTS: dict[str, Kind] = {
     "equivalence_classes": "equivalence",
     "causal_chains": "chains",
 }
+#: the kinds whose files the content alone cannot always tell apart (`also_fits`)
+_TIES = ({"queries", "memories"}, {"equivalence", "chains"}, {"qrels", "run"})
 _MEMORY_ONLY = {"tier", "folder", "session", "created_at"}
 _QUERY_ONLY = {"intent", "category", "session_context", "harvested_at"}
 #: the fields of a trace export's record (data.tracing): LangSmith, OTLP-JSON, Phoenix
@@ -303,6 +306,19 @@ def detect_kind(path: Path) -> Kind | None:
     if path.suffix.lower() in (".json", ".yaml", ".yml"):
         return "bundle"  # memgauge's own dataset file, whose reader names what is missing
     return None
+
+
+def also_fits(path: Path, kind: str) -> tuple[Kind, ...]:
+    """When `detect_kind` read `path` as `kind` because it comes first among the kinds the
+    content fits and the name picks none (`{id, text}` lines are queries or memories), the
+    others it fits; () when the content or the name decided."""
+    if not path.is_file():
+        return ()
+    found = kinds_by_content(path)
+    if len(found) < 2 or found[0] != kind or kind_by_name(path) in found:
+        return ()
+    # a weaker reading offered after the first (a TSV of TREC lines as task items) is no tie
+    return tuple(k for k in found[1:] if {kind, k} in _TIES)
 
 
 def read_as(path: Path, kind: str | None, reader: str) -> Kind | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NoReturn
 
-from memgauge.data.detect import detect_kind, read_as
+from memgauge.data.detect import also_fits, detect_kind, read_as
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.data.models import RetrievalDataset
 from memgauge.errors import DataError, Problem
@@ -42,7 +42,8 @@ def load_retrieval_source(
         other = detect_kind(path)
         if other is not None:
             what = _ELSEWHERE.get(other, "`memgauge validate FILE` checks it as what it is")
-            _not_a_dataset(path, f"a {other} file (by its content)", what)
+            kinds = " or ".join((other, *also_fits(path, other)))
+            _not_a_dataset(path, f"a {kinds} file (by its content)", what)
         if path.suffix.lower() == ".jsonl":  # a bundle is one JSON or YAML document
             _not_a_dataset(path, "a JSON-lines file", "a bundle is one JSON or YAML document")
     if found == "locomo":

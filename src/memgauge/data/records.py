@@ -39,6 +39,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from memgauge._util.clock import utc_now
+from memgauge._util.listing import counted
 from memgauge._util.model import Model
 from memgauge._util.numbers import fmean
 from memgauge._util.redact import redact
@@ -47,6 +48,7 @@ from memgauge.data.shapes import FORM, Shape
 
 __all__ = [
     "RUN_ID",
+    "USAGE_COUNTERS",
     "AggregateResult",
     "EvaluatorSummary",
     "Failure",
@@ -233,7 +235,7 @@ class Nondeterminism(_Record):
         at = f" at {' and '.join(settings)}" if settings else ""
         return (
             f"nondeterministic{at}: outputs differed across repeats on {self.n_varied} of "
-            f"{self.n_items} items"
+            f"{counted(self.n_items, 'item')}"
         )
 
 
@@ -582,6 +584,10 @@ def _evaluator_measure(e: EvaluatorSummary) -> MeasureValue:
 #: of letters, digits, '.', '_' and '-' that starts with a letter or digit: typed after `runs
 #: show`, put in a viewer's URL and an exported file's name as it is (no '/', no '..', not empty)
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+#: the counters of a run's LLM usage per model (`RunSummary.llm_usage`): what `llm.usage`
+#: counts, the store keeps (`suite_run_usage`, a run bundle's `usage`) and the cost prices
+USAGE_COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
 
 
 def run_id_problem(run_id: str) -> str | None:

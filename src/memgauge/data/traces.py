@@ -194,6 +194,7 @@ def unlabelled_cases(
 
 def trace_summary(path: str | Path) -> str:
     """What `memgauge validate` says of a valid trace: its lines, labelled and not, and tags."""
+    from memgauge.data.importers.otel import ENDS_BEFORE_START
     from memgauge.data.tracing.extraction import EXTRACTION_TAG  # see export_report
     from memgauge.data.tracing.read import export_format, read_traces
 
@@ -204,10 +205,16 @@ def trace_summary(path: str | Path) -> str:
         except DataError:
             n = 0  # a valid export without extraction runs: `extraction --outputs` says so
         c = report.counts
+        backwards = c.get(ENDS_BEFORE_START, 0)
         return (
             f"{traces.format} trace export: {counted(c['traces'], 'trace')} in"
             f" {counted(c['sessions'], 'session')}, {counted(c['spans'], 'span')};"
             f" {counted(n, 'run')} tagged {EXTRACTION_TAG} as trace lines"
+            + (
+                f"; {ENDS_BEFORE_START}: {backwards} (its end read as unknown: its duration n/a)"
+                if backwards
+                else ""
+            )
         )
     lines = read_lines(path)
     unlabelled = [ln for ln in lines if ln.unlabelled]

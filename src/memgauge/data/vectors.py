@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
+from memgauge._util.listing import counted
 from memgauge._util.model import Model
 from memgauge.data.jsonio import load_records
 from memgauge.data.models import FiniteFloat
@@ -99,7 +100,9 @@ def pairs_summary(path: str | Path) -> str:
     """What `memgauge validate` says of valid pairs."""
     pairs = load_pairs(path)
     n_similar = sum(p.label == "similar" for p in pairs)
-    return f"{len(pairs)} pairs ({n_similar} similar, {len(pairs) - n_similar} different)"
+    return (
+        f"{counted(len(pairs), 'pair')} ({n_similar} similar, {len(pairs) - n_similar} different)"
+    )
 
 
 def vectors_summary(path: str | Path) -> str:

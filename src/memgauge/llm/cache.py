@@ -81,8 +81,10 @@ class ResponseCache(Protocol):
         replace: bool = False,
         over: dict[str, Any] | None = None,
     ) -> None:
-        """Store a response (`replace`: over an older one; `over`: only over that one, if it
-        is still the one stored; else the first one stored wins)."""
+        """Keep `response` under `key`: over an older answer with `replace` (a refresh), over
+        `over` only while it is the one stored (another process may have stored its own
+        meanwhile), otherwise the first answer stored wins. The one place these are said: the
+        implementations (`memgauge.store.llm_cache`, the API's lazily opened cache) follow it."""
         ...
 
 

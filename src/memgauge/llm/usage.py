@@ -17,13 +17,13 @@ from typing import Any
 
 from memgauge.data.jsonio import decode_text
 from memgauge.data.parsing import ParseError, load_yaml
+from memgauge.data.records import USAGE_COUNTERS
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.llm.scope import CallScope, current_scope
 from memgauge.llm.tally import add_to_tally
 from memgauge.llm.types import ChatResponse, Usage
 
 __all__ = [
-    "COUNTERS",
     "PRICE_PER_TOKENS",
     "Listener",
     "Price",
@@ -91,9 +91,6 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     return out
 
 
-#: the counters of a usage row, per model
-COUNTERS = ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
-
 #: told of every change as it happens: (model, counter -> increment)
 Listener = Callable[[str, Mapping[str, int]], None]
 
@@ -104,7 +101,7 @@ def priced(
     """Usage rows with `cost_usd`: tokens times the model's price, None when it has none."""
     out: dict[str, dict[str, Any]] = {}
     for model, row in rows.items():
-        counts = {k: int(row.get(k) or 0) for k in COUNTERS}
+        counts = {k: int(row.get(k) or 0) for k in USAGE_COUNTERS}
         price = prices.get(model)
         cost = (
             price.usd(counts["prompt_tokens"], counts["completion_tokens"])
@@ -148,7 +145,7 @@ class UsageMeter:
     def _add(self, model: str, delta: Mapping[str, int]) -> None:
         add_to_tally(model, delta)  # the item it is spent for, when the engine keeps one
         with self._lock:
-            row = self._rows.setdefault(model, dict.fromkeys(COUNTERS, 0))
+            row = self._rows.setdefault(model, dict.fromkeys(USAGE_COUNTERS, 0))
             for key, value in delta.items():
                 row[key] += value
             listeners = self._listeners

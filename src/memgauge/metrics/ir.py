@@ -58,6 +58,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memgauge._types import BoolArray, FloatArray, GradeArray, IntArray
+from memgauge._util.listing import counted
 from memgauge._util.numbers import fmean
 from memgauge.errors import UsageError
 from memgauge.metrics.conventions import (
@@ -209,13 +210,22 @@ class Counts:
             out.append(f"{len(self.no_relevant)} judged queries have no relevant memory ({how}).")
         if self.missing_from_run:
             out.append(
-                f"{len(self.missing_from_run)} judged queries are absent from the run "
+                f"{counted(len(self.missing_from_run), 'judged query', 'judged queries')}"
+                f" {'is' if len(self.missing_from_run) == 1 else 'are'} absent from the run "
                 "(scored 0 unless skipped)."
             )
         if self.empty_result:
-            out.append(f"{len(self.empty_result)} queries returned no hits.")
+            out.append(f"{counted(len(self.empty_result), 'query', 'queries')} returned no hits.")
         if self.run_only:
-            out.append(f"{len(self.run_only)} run queries have no judgments and were ignored.")
+            out.append(
+                f"{counted(len(self.run_only), 'run query', 'run queries')} "
+                + (
+                    "has no judgments and was"
+                    if len(self.run_only) == 1
+                    else "have no judgments and were"
+                )
+                + " ignored."
+            )
         return out
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from memgauge._util.listing import counted
 from memgauge._util.numbers import fmean
 from memgauge.stats import bootstrap_ci
 from memgauge.stats.sequential import (
@@ -48,7 +49,7 @@ def sprt_text(state: SPRTState, sprt: SPRT) -> str:
     if not sprt_started(state, sprt):
         return (
             f"not started: {state.n_nonzero} of {sprt.min_samples} informative pairs"
-            f" (pairs whose arms differ; {state.n} pairs in all)"
+            f" (pairs whose arms differ; {counted(state.n, 'pair')} in all)"
         )
     return (
         f"{state.decision} (log LR {state.log_lr:.2f}; bounds {sprt.lower:.2f} / {sprt.upper:.2f})"

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, StrictInt, StrictStr
 
+from memgauge._util.listing import counted
 from memgauge._util.model import Model
 from memgauge.data.jsonio import read_records
 from memgauge.errors import DataError, Problem, UsageError
@@ -68,7 +69,7 @@ def read_graded(graded: Path) -> list[GradedQuery]:
                     str(graded),
                     None,
                     "grade",
-                    f"none of its {n} candidates ({len(records)} queries) has a grade: nothing"
+                    f"none of its {counted(n, 'candidate')} ({counted(len(records), 'query', 'queries')}) has a grade: nothing"
                     " to import; fill in each `grade` (0-3) first, or leave it null to skip"
                     " that memory",
                 )

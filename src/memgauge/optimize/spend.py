@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memgauge.data.records import USAGE_COUNTERS
 from memgauge.llm.context import llm_context
-from memgauge.llm.usage import COUNTERS, priced
+from memgauge.llm.usage import priced
 
 __all__ = ["close_proposers", "optimizer_usage", "usage_cost"]
 
@@ -32,8 +33,8 @@ def optimizer_usage(
     rows: dict[str, dict[str, int]] = {}
     for source in [prior, *(p.priced_usage() for p in _metered(proposers))]:
         for model, row in source.items():
-            into = rows.setdefault(model, dict.fromkeys(COUNTERS, 0))
-            for k in COUNTERS:
+            into = rows.setdefault(model, dict.fromkeys(USAGE_COUNTERS, 0))
+            for k in USAGE_COUNTERS:
                 into[k] += int(row.get(k) or 0)
     return priced(rows, llm_context().meter.prices) if rows else {}
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
+from memgauge._util.listing import counted
 from memgauge.data.records import TargetCheck, utc_now
 from memgauge.report.escape import plain_cell, xml_text
 from memgauge.report.fmt import fallbacks_text
@@ -92,7 +93,7 @@ def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
     cases: list[Case] = []
     outcome: Outcome = "passed"
     summary = report.summary
-    message = f"{run.status}: {summary.n_completed} of {summary.n_items} items scored"
+    message = f"{run.status}: {summary.n_completed} of {counted(summary.n_items, 'item')} scored"
     if run.status != "completed":
         outcome, message = "error", f"run {run.status}: {run.reason or 'no reason recorded'}"
     cases.append(

@@ -6,6 +6,7 @@ cannot bring raw HTML, a link, or a `|` or line break that reshapes a table."""
 
 from __future__ import annotations
 
+from memgauge._util.listing import counted
 from memgauge.aggregates.ir_shapes import ir_shapes
 from memgauge.aggregates.retrieval_result import RetrievalEvalResult
 from memgauge.report.escape import md_text
@@ -24,7 +25,7 @@ def render_markdown(result: RetrievalEvalResult) -> str:
         f"run `{result.run_id}` · {result.created_at:%Y-%m-%d %H:%M} UTC · memgauge "
         f"{result.memgauge_version}",
         "",
-        f"{ds.n_memories} memories, {ds.n_queries} queries, {ds.n_judgments} judgments. "
+        f"{counted(ds.n_memories, 'memory', 'memories')}, {counted(ds.n_queries, 'query', 'queries')}, {counted(ds.n_judgments, 'judgment')}. "
         f"Conventions: {st.conventions}; search depth {st.k}; "
         f"{st.confidence:.0%} bootstrap CIs ({st.n_resamples} resamples, seed {st.seed}).",
         "",

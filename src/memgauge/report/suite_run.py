@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
+from memgauge._util.listing import counted
 from memgauge._util.numbers import ALPHA
 from memgauge._util.process import host_name, is_alive
 from memgauge.data.records import RunSummary
@@ -150,8 +151,9 @@ def judge_notes(summary: Mapping[str, Any]) -> list[str]:
     lines = []
     for t in summary.get("tasks", []):
         if t["score"].get("n_fallback"):
+            whose = counted(t["score"]["n_fallback"], "item's", "items'")
             lines.append(
-                f"{t['subject']} / {t['task']} / combined: {t['score']['n_fallback']} items'"
+                f"{t['subject']} / {t['task']} / combined: {whose}"
                 " combined score includes a judge's neutral 0.5 stand-in (on_failure: neutral)"
             )
     for r in summary.get("evaluators", []):
@@ -165,7 +167,7 @@ def judge_notes(summary: Mapping[str, Any]) -> list[str]:
         agreement = r.get("agreement")
         if agreement:
             lines.append(
-                f"{where}: panel of {agreement['n_judges']} on {agreement['n_items']} items, "
+                f"{where}: panel of {agreement['n_judges']} on {counted(agreement['n_items'], 'item')}, "
                 f"percent agreement {_fmt(agreement['percent_agreement'])}, Fleiss' kappa "
                 f"{_fmt(agreement['fleiss_kappa'])}"
             )
@@ -176,7 +178,7 @@ def judge_notes(summary: Mapping[str, Any]) -> list[str]:
             else f"${u['cost_usd']:.4f}"
         )
         lines.append(
-            f"LLM {model}: {u['calls']} calls ({u['cached']} from the cache), {u['requests']} HTTP "
+            f"LLM {model}: {counted(u['calls'], 'call')} ({u['cached']} from the cache), {u['requests']} HTTP "
             f"requests, {u['failures']} failed, {u['prompt_tokens']:,} prompt + "
             f"{u['completion_tokens']:,} completion tokens, cost {cost}"
         )

@@ -12,6 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
+from memgauge._util.listing import counted
 from memgauge.data.records import ItemRecord
 
 __all__ = ["FailureBudget", "counts_as_failed", "too_many_failed"]
@@ -28,7 +29,7 @@ def too_many_failed(n_failed: int, total: int, max_rate: float, kinds: str = "")
     rate = n_failed / total if total else 0.0
     allowed = math.floor(max_rate * total)
     return (
-        f"{n_failed} of {total} items failed ({_percent(rate)}{': ' + kinds if kinds else ''}), "
+        f"{n_failed} of {counted(total, 'item')} failed ({_percent(rate)}{': ' + kinds if kinds else ''}), "
         f"more than max_failure_rate {max_rate:g} allows ({_percent(max_rate)}: at most "
         f"{allowed} of {total})"
     )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from memgauge._util.listing import some
+from memgauge._util.listing import counted, some
 from memgauge.data.records import Failure, ItemRecord
 from memgauge.errors import EmptyMemoryError
 from memgauge.runs.kinds.base import PlannedTask
@@ -157,7 +157,7 @@ def _foreign_message(task: str, items: Sequence[ItemRecord], returned: Sequence[
     seen = list(dict.fromkeys(returned))
     examples = some(seen, 3)
     return (
-        f"none of the {len(returned)} hits of its {len(items)} searches in task {task} names a "
+        f"none of the {counted(len(returned), 'hit')} of its {counted(len(items), 'search', 'searches')} in task {task} names a "
         f"memory it was given ({examples}), and every score would be 0: search must return "
         "the id each memory was ingested with (Memory.id), not ids of the system's own (a row "
         "number, a UUID its store made); keep a map back to the ingested ids"
@@ -197,9 +197,10 @@ def _message(task: PlannedTask, items: Sequence[ItemRecord]) -> str:
     ids = {r.item_id for r in items}
     corpora = {it.corpus for it in task.items if it.id in ids}
     ingested = sum(len(task.memories_for(c) or ()) for c in corpora)
-    after = f" after {ingested} memories were ingested" if ingested else ""
+    was = "was" if ingested == 1 else "were"
+    after = f" after {counted(ingested, 'memory', 'memories')} {was} ingested" if ingested else ""
     return (
-        f"every one of its {len(items)} searches in task {task.spec.name} found nothing{after}: "
+        f"every one of its {counted(len(items), 'search', 'searches')} in task {task.spec.name} found nothing{after}: "
         "the subject holds nothing, or its search matches none of these queries, and every "
         "score would be 0. Check that ingest stores the memories it is given (mem0 with infer: "
         "true keeps only the facts its LLM extracts: a model that answers no facts, or no "

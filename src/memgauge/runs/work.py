@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memgauge._util.listing import counted
 from memgauge._util.redact import redactor
 from memgauge.data.models import Memory
 from memgauge.data.records import Failure, ItemRecord, ScoreRecord, utc_now
@@ -345,7 +346,7 @@ def _holds_something(subject: Any, ingested: int) -> None:
         return
     if not held:
         raise EmptyMemoryError(
-            f"after ingesting {ingested} memories, the subject's "
+            f"after ingesting {counted(ingested, 'memory', 'memories')}, the subject's "
             f"{'count_stored() is 0' if callable(count) else 'dump() lists none'}: it holds "
             "nothing, so every search would find nothing and score 0. Check that ingest "
             "stores what it is given (mem0 with infer: true keeps only the facts its LLM "

@@ -66,9 +66,8 @@ class SQLiteResponseCache:
         replace: bool = False,
         over: dict[str, Any] | None = None,
     ) -> None:
-        """Keep `response` under `key`: over an older answer with `replace` (a refresh), over
-        `over` only while it is the one stored (in one statement: another process may store
-        its own meanwhile), otherwise the first answer stored wins."""
+        # as `memgauge.llm.cache.ResponseCache.put` says; `over` is checked and replaced in
+        # one transaction, so another process's answer stored meanwhile is kept
         now = datetime.now(UTC).isoformat()
         with self._lock:
             if over is not None:

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from memgauge._util.clock import utc_now
 from memgauge._util.redact import redact
 from memgauge.data.facts import IrPipeline, IrView
-from memgauge.data.records import ItemRecord, RunPlan, RunRecord, RunSummary
+from memgauge.data.records import USAGE_COUNTERS, ItemRecord, RunPlan, RunRecord, RunSummary
 from memgauge.store import bundle, compared_rows, item_rows
 from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
@@ -38,12 +38,9 @@ from memgauge.store.tables import suite_run_usage as usage_t
 from memgauge.store.tables import suite_runs as runs_t
 from memgauge.store.url import StoreURL
 
-__all__ = ["USAGE_COUNTERS", "SuiteRunStore"]
+__all__ = ["SuiteRunStore"]
 
 FINISHED = ("completed", "failed")
-
-#: a run's LLM spend per model (`memgauge.llm.usage.COUNTERS`)
-USAGE_COUNTERS = tuple(bundle.BundleUsage.model_fields)
 
 
 def _redacted(text: str | None) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 
+from memgauge.data.records import USAGE_COUNTERS
 from memgauge.store.columns import cols
 from memgauge.store.stored_forms import ITERATION_SCORES, RESULT_METRICS, packed, unpacked
 
@@ -198,10 +199,7 @@ suite_run_usage = sa.Table(
     metadata,
     _col("run_id", _T, _fk_run(), primary_key=True),
     _col("model", _T, primary_key=True),
-    *(
-        _col(c, _I, nullable=False, server_default="0")
-        for c in ("calls", "cached", "requests", "failures", "prompt_tokens", "completion_tokens")
-    ),
+    *(_col(c, _I, nullable=False, server_default="0") for c in USAGE_COUNTERS),
 )
 
 #: each query's detail in a run's ir aggregates (`systems[*].per_query`), by task, subject

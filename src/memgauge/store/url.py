@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from memgauge.data.environment import memgauge_home
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 
 __all__ = [
     "FLAGS",
@@ -57,8 +57,9 @@ FLAGS = Records("no flag has been created", "`memgauge flags create NAME ...` cr
 SEARCHES = Records("no search has been logged", "`memgauge.online.QueryLog` logs them")
 
 
-#: how the running command takes its store, as `nothing_recorded` advises giving it
-_GIVEN_AS: ContextVar[str] = ContextVar("memgauge_store_given_as", default="with --store")
+#: how the running command takes its store, as `nothing_recorded` advises giving it (None:
+#: as its caller names the setting, `--store PATH` in a command, `store=PATH` from Python)
+_GIVEN_AS: ContextVar[str | None] = ContextVar("memgauge_store_given_as", default=None)
 
 
 @contextmanager
@@ -75,7 +76,8 @@ def store_given_as(how: str) -> Iterator[None]:
 def nothing_recorded(records: Records = RUNS) -> str:
     """Why a store that does not exist yet cannot be read, and what to do: the one message of
     every reader, which says what `records` it wanted and how its command takes the store."""
-    return f"{records.none} there yet ({records.how}), or give the right one {_GIVEN_AS.get()}"
+    how = _GIVEN_AS.get() or f"with {argument('store', 'PATH')}"
+    return f"{records.none} there yet ({records.how}), or give the right one {how}"
 
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
@@ -121,12 +123,14 @@ class StoreURL:
         return self.path is None or self.path.is_file()
 
 
-def store_url(value: str | Path | StoreURL, *, name: str = "--store") -> StoreURL:
+def store_url(value: str | Path | StoreURL, *, name: str | None = None) -> StoreURL:
     """Parse `--store` / `MEMGAUGE_STORE`: `sqlite:///PATH`, `postgresql://...`
     (`postgres://` and `postgresql+psycopg://` too), or a plain path (a SQLite file). `name`:
-    where the value was given (an option, or an environment variable), as errors name it."""
+    where the value was given (an option, or an environment variable), as errors name it;
+    by default the caller's store setting (`--store`, or `store` from Python)."""
     if isinstance(value, StoreURL):
         return value
+    name = name or argument("store")
     if not isinstance(value, str | os.PathLike):
         # str() of any object is a name SQLite would create a file under in the working
         # directory: `<memgauge.store.shadow.ShadowStore object at 0x...>`

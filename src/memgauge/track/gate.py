@@ -51,6 +51,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memgauge._util.listing import counted
 from memgauge._util.numbers import POWER, fmean
 from memgauge.aggregates.targets import By, MeasureRef, compared_value, unmatched_error
 from memgauge.data.records import MeasureValue, RunRecord
@@ -461,7 +462,7 @@ def _other_data(current: RunRecord, past: Sequence[RunRecord]) -> list[str]:
         if other:
             out.append(
                 f"task {task}: its dataset is not the one {len(other)} of the baseline's"
-                f" {len(past)} runs read (sha256 {str(sha)[:12]} here; {', '.join(other[:3])}"
+                f" {counted(len(past), 'run')} read (sha256 {str(sha)[:12]} here; {', '.join(other[:3])}"
                 f"{' ...' if len(other) > 3 else ''} read another): a change may be the data's,"
                 " not the system's; if it fails the gate for that reason alone, `memgauge gate"
                 " --accept RUN` counts the run in later baselines"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memgauge._util.listing import counted
 from memgauge.data.records import ItemRecord, RunRecord, ScoreRecord
 from memgauge.runs.suite import EvaluatorEntry, evaluator_label
 from memgauge.subjects.learnings import learnings_memory, learnings_path
@@ -100,7 +101,7 @@ def learn_from(
         )
         context = (
             f"{c.evaluator}: mean {_fmt(m.value if m else None)} over "
-            f"{m.n_scored if m else 0} items, {m.n_failed if m else 0} failed; pass rate "
+            f"{counted(m.n_scored if m else 0, 'item')}, {m.n_failed if m else 0} failed; pass rate "
             f"{_fmt(pass_rate)}"
         )
         context = "\n".join([context, *found.lines(kind)])

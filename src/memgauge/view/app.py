@@ -33,7 +33,7 @@ from memgauge._util.numbers import INT64_MAX
 from memgauge._util.preload import preload
 from memgauge.aggregates.repeats import repeats_of
 from memgauge.data.records import repeat_id
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.optimize import find_study
 from memgauge.runs.run_comparison import Comparison
 from memgauge.store.ab_tests import ABTestStore
@@ -439,7 +439,9 @@ def create_app(
     watches and those of the state files `watch_states` (`memgauge.view.watch`)."""
     url = store_url(store)
     if not url.exists():
-        raise UsageError(f"no results store at {url}; give the right one with --store")
+        raise UsageError(
+            f"no results store at {url}; give the right one with {argument('store', 'PATH')}"
+        )
     views = _Views(url, nav=None if reviewer is None else [*NAV, ("Review", "/review")])
     pages = {
         "/": views.runs,

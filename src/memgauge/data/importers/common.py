@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memgauge._util.listing import counted
 from memgauge.errors import DataError, Problem
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def require_evaluable(ds: RetrievalDataset, report: ImportReport, source: str) -
     read)."""
     if evaluable(ds):
         return
-    held = f"{len(ds.memories)} memories, {len(ds.queries)} queries, {len(ds.judgments)} judgments"
+    held = f"{counted(len(ds.memories), 'memory', 'memories')}, {counted(len(ds.queries), 'query', 'queries')}, {counted(len(ds.judgments), 'judgment')}"
     dropped = ""
     if report.dropped:
         first = ", ".join(_dropped_entry(entry) for entry in report.dropped[:3])

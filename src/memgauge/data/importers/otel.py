@@ -36,13 +36,16 @@ from memgauge.data.parsing import ParseError, loads_json
 from memgauge.errors import Problem
 
 __all__ = [
+    "ENDS_BEFORE_START",
     "RawSpan",
     "SpanError",
+    "SpanTimes",
     "first",
     "key_values",
     "nanos",
     "normal_id",
     "records",
+    "span_times",
     "walk",
 ]
 
@@ -179,6 +182,39 @@ def nanos(span: dict[str, Any], *keys: str) -> int | None:
     return ns
 
 
+#: what a report counts a span whose end precedes its start under (a clock stepped back, an
+#: exporter's bug): its start is kept, its end and its duration are n/a, never negative or 0
+ENDS_BEFORE_START = "spans_ending_before_start"
+
+
+@dataclass(frozen=True)
+class SpanTimes:
+    """A span's start and end (Unix nanoseconds; None: not given, or an end before the start,
+    `backwards`) and its duration."""
+
+    start_ns: int | None
+    end_ns: int | None
+    backwards: bool = False
+
+    @property
+    def latency_ms(self) -> float | None:
+        """From start to end; None (n/a) when either is unknown."""
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return (self.end_ns - self.start_ns) / 1e6
+
+
+def span_times(span: dict[str, Any]) -> SpanTimes:
+    """The times of a span (OTLP's `startTimeUnixNano` / `endTimeUnixNano`, Phoenix's and
+    LangSmith's `start_time` / `end_time`): an end before the start is dropped, `backwards`
+    (the caller counts it as `ENDS_BEFORE_START`)."""
+    start = nanos(span, "startTimeUnixNano", "start_time")
+    end = nanos(span, "endTimeUnixNano", "end_time")
+    if start is not None and end is not None and end < start:
+        return SpanTimes(start, None, backwards=True)
+    return SpanTimes(start, end)
+
+
 @dataclass(frozen=True)
 class RawSpan:
     """One span as read: where it is, its own fields and its attributes (flat dotted keys)."""
@@ -253,10 +289,16 @@ def records(path: Path, problems: list[Problem]) -> Iterator[tuple[int | None, A
         problems.append(Problem(file, None, None, "file is empty"))
         return
     try:
-        yield None, loads_json(text)
-        return
+        document = loads_json(text)
     except ParseError:
         pass  # not one document: JSON lines, each reported by its line
+    else:
+        # a JSON-lines file of one line is still read by lines: its problems name that line
+        # (a document over several lines names its fields alone)
+        body = text.lstrip()
+        one_line = path.suffix.lower() == ".jsonl" and "\n" not in body.rstrip()
+        yield (text[: len(text) - len(body)].count("\n") + 1 if one_line else None), document
+        return
     yield from iter_jsonl(path, problems)
 
 

@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.data.importers.common import ImportReport, json_type
-from memgauge.data.importers.otel import RawSpan, SpanError, first, nanos, walk
+from memgauge.data.importers.otel import (
+    ENDS_BEFORE_START,
+    RawSpan,
+    SpanError,
+    first,
+    span_times,
+    walk,
+)
 from memgauge.data.jsonio import existing
 from memgauge.errors import DataError, Problem
 
@@ -162,8 +169,6 @@ def search_of(raw: RawSpan, report: ImportReport) -> SpanSearch | None:
         ids.append(raw_id)
         scores.append(None if score[1] is None else float(score[1]))
     report.add("documents", len(ids))
-    start = nanos(span, "startTimeUnixNano", "start_time")
-    end = nanos(span, "endTimeUnixNano", "end_time")
     session = attrs.get("session.id")
     return SpanSearch(
         query=query,
@@ -171,7 +176,7 @@ def search_of(raw: RawSpan, report: ImportReport) -> SpanSearch | None:
         session_id=None if session is None else str(session),
         trace_id=raw.trace_id,
         query_id=None if raw.span_id is None else f"span:{raw.span_id}",
-        latency_ms=None if start is None or end is None else max(0.0, (end - start) / 1e6),
+        latency_ms=span_times(span).latency_ms,
         tool_name=str(first(span, "name") or "memory_search"),
         scores=tuple(scores),
     )
@@ -204,6 +209,8 @@ def read_spans(path: str | Path) -> tuple[list[SpanSearch], ImportReport]:
     for raw in walk(p, problems, report):
         report.add("spans")
         try:
+            if span_times(raw.span).backwards:
+                report.add(ENDS_BEFORE_START)
             found = search_of(raw, report)
         except SpanError as bad:
             problems.append(Problem(file, raw.line, raw.field(bad.field), bad.message))

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memgauge.data.importers.common import ImportReport, json_type
-from memgauge.data.importers.otel import SpanError, nanos
+from memgauge.data.importers.otel import ENDS_BEFORE_START, SpanError, span_times
 from memgauge.data.importers.spans import DroppedSpanError
 from memgauge.data.tracing.model import (
     LLMCall,
@@ -182,13 +182,12 @@ def _retrieval(run: dict[str, Any], span_id: str, report: ImportReport) -> Retri
         ids.append(str(raw_id))
         scores.append(float(score) if ok else None)
     report.add("documents", len(ids))
-    start, end = nanos(run, "start_time"), nanos(run, "end_time")
     return Retrieval(
         span_id=span_id,
         query=query,
         result_ids=ids,
         scores=scores,
-        latency_ms=None if start is None or end is None else max(0.0, (end - start) / 1e6),
+        latency_ms=span_times(run).latency_ms,
     )
 
 
@@ -227,6 +226,9 @@ def span_of_run(
         None,
     )
     tags = run.get("tags")
+    times = span_times(run)
+    if times.backwards:
+        report.add(ENDS_BEFORE_START)
     dropped: DroppedSpanError | None = None
     retrieval = tool = llm = None
     if kind == "RETRIEVER":
@@ -253,8 +255,8 @@ def span_of_run(
         kind=kind,
         name=None if run.get("name") is None else str(run["name"]),
         session_id=thread,
-        start_ns=nanos(run, "start_time"),
-        end_ns=nanos(run, "end_time"),
+        start_ns=times.start_ns,
+        end_ns=times.end_ns,
         input=run.get("inputs"),
         output=run.get("outputs"),
         tags=[str(t) for t in tags] if isinstance(tags, list) else [],

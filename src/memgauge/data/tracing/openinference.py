@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from memgauge.data.importers.common import ImportReport
-from memgauge.data.importers.otel import RawSpan, first, key_values, nanos
+from memgauge.data.importers.otel import ENDS_BEFORE_START, RawSpan, first, key_values, span_times
 from memgauge.data.importers.spans import DroppedSpanError, search_of
 from memgauge.data.tracing.model import (
     KINDS,
@@ -144,6 +144,9 @@ def span_of(raw: RawSpan, report: ImportReport) -> tuple[Span, DroppedSpanError 
         report.add("spans_without_trace_id_read_as_their_own_trace")
         trace_id = f"span:{span_id}"
     error = _error(raw)
+    times = span_times(span)
+    if times.backwards:
+        report.add(ENDS_BEFORE_START)
     dropped: DroppedSpanError | None = None
     retrieval = tool = llm = None
     if kind == "RETRIEVER":
@@ -177,8 +180,8 @@ def span_of(raw: RawSpan, report: ImportReport) -> tuple[Span, DroppedSpanError 
             kind=kind,
             name=None if first(span, "name") is None else str(first(span, "name")),
             session_id=None if session in (None, "") else str(session),
-            start_ns=nanos(span, "startTimeUnixNano", "start_time"),
-            end_ns=nanos(span, "endTimeUnixNano", "end_time"),
+            start_ns=times.start_ns,
+            end_ns=times.end_ns,
             input=attrs.get("input.value"),
             output=attrs.get("output.value"),
             tags=[str(t) for t in tags] if isinstance(tags, list) else [],

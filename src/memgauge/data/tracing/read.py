@@ -7,7 +7,9 @@ spans is a root (`traces_without_root`: it has no final answer), one with severa
 (`traces_with_several_roots`: the earliest answers), a root without an output
 (`traces_without_answer`), spans of one trace naming different sessions
 (`traces_with_conflicting_sessions`: the root's wins), a span given twice (`spans_repeated`:
-the last wins), a span whose status is an error (`spans_with_error`), an LLM span without its
+the last wins), a span whose end precedes its start (`spans_ending_before_start`: its end and
+its duration n/a, never negative nor 0), a span whose status is an error (`spans_with_error`),
+an LLM span without its
 model or token counts, a retriever span whose search cannot be read (dropped from the
 retrievals, as `logs import-spans` drops it, with the line of the first of each reason).
 

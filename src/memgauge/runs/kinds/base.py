@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from memgauge._util.files import sha256_file
-from memgauge._util.listing import some
+from memgauge._util.listing import counted, some
 from memgauge._util.registry import Registry
 from memgauge.aggregates import Aggregate, TaskView
 from memgauge.data.io import load_items, load_memories_file, load_retrieval_dataset
@@ -174,7 +174,7 @@ def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
         if missing:
             raise UsageError(
                 f"only.items: no item of its dataset has the id {some(missing, 10)} (its "
-                f"{len(have_ids)} items: {some(have_ids, 10)})"
+                f"{counted(len(have_ids), 'item')}: {some(have_ids, 10)})"
             )
     if only is not None and only.corpora is not None:
         corpora = set(only.corpora)
@@ -196,7 +196,7 @@ def limit_items(items: list[PlannedItem], task: TaskSpec) -> list[PlannedItem]:
         if items and not kept:
             # a share too small for the dataset ran nothing and exited 0 (as `items: []` did)
             raise UsageError(
-                f"only.sample: a share of {only.sample:g} keeps none of the {len(items)} items; "
+                f"only.sample: a share of {only.sample:g} keeps none of the {counted(len(items), 'item')}; "
                 "raise it (or change sample_seed)"
             )
         items = kept
