@@ -14,6 +14,7 @@ from memgauge._util.numbers import ALPHA, BETA
 from memgauge.api._store import Location, Where, require_store, results_store
 from memgauge.data.importers import ImportReport
 from memgauge.data.importers.spans import SpanSearch, read_spans
+from memgauge.data.io import load_memories_file
 from memgauge.data.jsonio import read_records, records_text
 from memgauge.data.models import Memory
 from memgauge.errors import (
@@ -175,7 +176,7 @@ def write_annotation_pool(
     pool = annotation_pool(db, k=k)
     texts: dict[str, str] = {}
     if memories_file is not None:
-        texts = {m.id: m.text for m in read_records(memories_file, Memory)}
+        texts = {m.id: m.text for m in load_memories_file(memories_file)}
     if system is not None:
         _rerun(pool, system, k, texts, memories_file is not None)
     elif texts:
@@ -279,7 +280,7 @@ def export_golden_set(
         raise UsageError("give --memories or --dump-from, not both")
     memories = None
     if memories_file is not None:
-        memories = read_records(memories_file, Memory)
+        memories = load_memories_file(memories_file)
     elif dump_from is not None:
         memories = dump_memories(dump_from)
     return export(db, out_dir, memories)

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.api._store import Location
-from memgauge.data.jsonio import read_records
-from memgauge.data.models import Memory
+from memgauge.data.io import load_memories_file
 from memgauge.errors import UsageError
 from memgauge.online import sessions as ses
 from memgauge.online.querylog import QueryLog
@@ -122,7 +121,7 @@ def derive_log_signals(
         raise UsageError("give --memories or --dump-from, not both")
     texts: dict[str, str] = {}
     if memories_file is not None:
-        texts = {m.id: m.text for m in read_records(memories_file, Memory)}
+        texts = {m.id: m.text for m in load_memories_file(memories_file)}
     elif dump_from is not None:
         texts = {m.id: m.text for m in dump_memories(dump_from)}
     found = ses.derive_signals(read_sessions(db, outputs=True), texts)
