@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from memgauge.data.environment import memgauge_home
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, on_command_line
 
 __all__ = [
     "FLAGS",
@@ -57,8 +57,9 @@ FLAGS = Records("no flag has been created", "`memgauge flags create NAME ...` cr
 SEARCHES = Records("no search has been logged", "`memgauge.online.QueryLog` logs them")
 
 
-#: how the running command takes its store, as `nothing_recorded` advises giving it
-_GIVEN_AS: ContextVar[str] = ContextVar("memgauge_store_given_as", default="with --store")
+#: how the running command takes its store, as `nothing_recorded` advises giving it (None: a
+#: command's --store; from Python, the caller's own argument, which no flag names)
+_GIVEN_AS: ContextVar[str | None] = ContextVar("memgauge_store_given_as", default=None)
 
 
 @contextmanager
@@ -74,8 +75,12 @@ def store_given_as(how: str) -> Iterator[None]:
 
 def nothing_recorded(records: Records = RUNS) -> str:
     """Why a store that does not exist yet cannot be read, and what to do: the one message of
-    every reader, which says what `records` it wanted and how its command takes the store."""
-    return f"{records.none} there yet ({records.how}), or give the right one {_GIVEN_AS.get()}"
+    every reader, which says what `records` it wanted and how its command takes the store
+    (called from Python, no flag: `Flags(where)`, `QueryLog(path)`, `store=` each name it
+    otherwise)."""
+    how = _GIVEN_AS.get() or ("with --store" if on_command_line() else None)
+    right = f"the right one {how}" if how else "the right store"
+    return f"{records.none} there yet ({records.how}), or give {right}"
 
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)

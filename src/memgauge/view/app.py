@@ -39,7 +39,7 @@ from memgauge.runs.run_comparison import Comparison
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.run_pages import SHOWS, SORTS, ItemQuery, RunReader
 from memgauge.store.shadow import ShadowStore
-from memgauge.store.url import StoreURL, store_url
+from memgauge.store.url import StoreURL, nothing_recorded, store_url
 from memgauge.view.history import (
     ab_page,
     compare_page,
@@ -439,7 +439,7 @@ def create_app(
     watches and those of the state files `watch_states` (`memgauge.view.watch`)."""
     url = store_url(store)
     if not url.exists():
-        raise UsageError(f"no results store at {url}; give the right one with --store")
+        raise UsageError(f"no results store at {url}: {nothing_recorded()}")
     views = _Views(url, nav=None if reviewer is None else [*NAV, ("Review", "/review")])
     pages = {
         "/": views.runs,
