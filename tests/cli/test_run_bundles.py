@@ -398,3 +398,26 @@ def test_an_import_stopped_before_its_projection_leaves_nothing_and_the_next_one
             "SELECT COUNT(*) FROM eval_results WHERE run_id = ?", (run_id,)
         ).fetchone()
     assert n == 1  # the lexical system's row
+
+
+def test_a_stored_run_id_the_import_refuses_is_still_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run-id rule checked every RunRecord read back, so a store holding a run an earlier
+    memgauge imported as `my run` ended `runs show`, `report` and `runs export` in a
+    ValidationError (exit 70). The rule is the import's: what is stored is read as it is."""
+    import sqlite3
+
+    store, run_id, _ = _exported_run(tmp_path, "old", capsys)
+    with sqlite3.connect(store) as conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            if any(c[1] == "run_id" for c in conn.execute(f"PRAGMA table_info({table})")):
+                conn.execute(f"UPDATE {table} SET run_id = 'my run' WHERE run_id = ?", (run_id,))
+    conn.close()
+    assert _ids(store, capsys) == ["my run"]
+    assert main(["runs", "show", "my", "--store", store]) == 0
+    assert "my run" in capsys.readouterr().out
+    assert main(["report", "my", "--store", store, "--out", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").is_file()

@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from memgauge._util.model import Model
 from memgauge._util.numbers import INT64_MAX
-from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.data.records import ItemRecord, RunRecord, run_id_problem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store import item_rows
 from memgauge.store.headline import headline
@@ -184,6 +184,11 @@ def read_bundle(path: Path, *, most: int = INT64_MAX) -> list[dict[str, Any]]:
             )
             where = f"runs.{n}.run"
             run = RunRecord.model_validate(entry["run"])
+            # a bundle's "" or "../../etc" was imported as it was: a run no command could name;
+            # checked here, where a run comes in: a store's runs are read as they are
+            problem = run_id_problem(run.run_id)
+            if problem is not None:
+                raise bad(f"{where}.run_id", problem)
             items = []
             for i, item in enumerate(given):
                 where = f"runs.{n}.items.{i}"
