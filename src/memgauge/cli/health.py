@@ -8,6 +8,7 @@ import click
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import console, json_option, store_option
 from memgauge.report.escape import term
 from memgauge.report.fmt import fmt_num as _num
@@ -26,7 +27,7 @@ def _drift(drift: dict[str, Any]) -> str:
     n = len(drift["baseline_runs"])
     if not n:
         return "no earlier run of its suite to compare with"
-    return f"{drift['status']} against {n} earlier run{'s' if n > 1 else ''}"
+    return f"{drift['status']} against {counted(n, 'earlier run')}"
 
 
 @click.command()
