@@ -158,11 +158,14 @@ def review_to_golden(
 
 def write_judgments(rows: Sequence[dict[str, Any]], out: Path, fmt: str = "judgments") -> None:
     """Write judgment rows to `out`, atomically: `judgments` a retrieval dataset's
-    `judgments.jsonl`, `qrels` a TREC qrels file (a UsageError for an id a qrels line cannot
-    hold: empty, or with white space)."""
+    `judgments.jsonl` (under another name, as `records_text` writes records: a `.json` file
+    holds their JSON list), `qrels` a TREC qrels file (a UsageError for an id a qrels line
+    cannot hold: empty, or with white space)."""
+    from memgauge.data.jsonio import records_text
+
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "judgments":
-        atomic_write_text(out, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        atomic_write_text(out, records_text(out, [json.dumps(r, sort_keys=True) for r in rows]))
         return
     qrels: dict[str, dict[str, int]] = {}
     for r in rows:
