@@ -239,10 +239,11 @@ def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[in
 
 
 def _json_lines(path: Path, text: str, exc: ParseError) -> tuple[list[Any], dict[int, int]] | None:
-    """A `.json` file that holds JSON lines (one object a line, as `review export --out x.json`
-    and many tools write them), read as their list with each record's line; None when the first
-    record is not one whole line (then the file is JSON with an error where `exc` says). A bad
-    line of such a file is a DataError naming its line, as in a `.jsonl` file."""
+    """A `.json` file that holds JSON lines (one object a line, as many tools' exports and an
+    earlier memgauge's `review export --out x.json` write them), read as their list with each
+    record's line; None when the first record is not one whole line (then the file is JSON
+    with an error where `exc` says). A bad line of such a file is a DataError naming its line,
+    as in a `.jsonl` file."""
     first = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
     if exc.line is None or exc.line < 2 or not first.rstrip().endswith("}"):
         return None
