@@ -235,6 +235,14 @@ def test_a_bundles_run_id_no_run_may_have_is_refused(
             lambda run: run.update(usage={"m": {"calls": 10**30}}),
             "runs.0.usage.m.calls: Input should be less than or equal to 9223372036854775807",
         ),
+        (
+            lambda run: run["run"].update(pid=2**63),
+            "runs.0.run.pid: 9223372036854775808 is more than the store's integer columns",
+        ),
+        (
+            lambda run: run["items"][1].update(seq=-(2**63) - 1),
+            "runs.0.items.1.seq: -9223372036854775809 is less than the store's integer columns",
+        ),
     ],
 )
 def test_a_bundle_whose_rows_the_store_cannot_hold_is_refused(
@@ -284,6 +292,16 @@ def test_a_bundle_of_a_newer_memgauge_says_to_upgrade(
         (
             lambda run: run["tasks"][0].update(n_items=2**31),
             "runs.0.tasks.0.n_items: 2147483648 is more than",
+        ),
+        (lambda run: run["run"].update(n_items=2**31), "runs.0.run.n_items: 2147483648 is"),
+        (lambda run: run["run"].update(pid=2**31), "runs.0.run.pid: 2147483648 is more than"),
+        (
+            lambda run: run["items"][0].update(attempts=2**31),
+            "runs.0.items.0.attempts: 2147483648 is more than",
+        ),
+        (
+            lambda run: run["items"][0].update(seq=2**31),
+            "runs.0.items.0.seq: 2147483648 is more than",
         ),
     ],
 )
