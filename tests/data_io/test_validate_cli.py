@@ -370,3 +370,14 @@ def test_conversations_under_a_json_name_read_as_the_jsonl_reads_them(
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert (f"{path}:2: turns: " if form == "lines" else f"{path}: [1].turns: ") in err, err
+
+
+def test_one_record_is_counted_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """validate said '(judgments: 1 records)': a records file is counted as traces and
+    sessions are, through counted()."""
+    path = tmp_path / "judged.json"
+    path.write_text('[{"query_id": "q1", "memory_id": "m1", "grade": 2}]\n')
+    assert main(["validate", str(path)]) == 0
+    assert "(judgments: 1 record)" in capsys.readouterr().out

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.data.detect import KINDS, detect_kind
 from memgauge.errors import DataError, Problem, UsageError
 
@@ -112,7 +113,7 @@ def _records(model: str, key: str) -> Callable[[Path], str]:
         problems = loaded.problems + loaded.duplicate_ids()
         if problems:
             raise DataError(problems)
-        return f"{len(loaded.valid)} records"
+        return counted(len(loaded.valid), "record")
 
     return check
 
@@ -202,10 +203,7 @@ def _suite(path: Path) -> str:
 
     s = load_suite(path)
     subjects, tasks = len(s.subjects), len(s.tasks)
-    return (
-        f"suite {s.name!r}: {subjects} subject{'s' * (subjects != 1)},"
-        f" {tasks} task{'s' * (tasks != 1)}"
-    )
+    return f"suite {s.name!r}: {counted(subjects, 'subject')}, {counted(tasks, 'task')}"
 
 
 def _imported(kind: str) -> Callable[[Path], str]:
