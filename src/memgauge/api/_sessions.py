@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.api._store import Location
-from memgauge.data.io import load_memories_file
 from memgauge.errors import UsageError
 from memgauge.online import sessions as ses
 from memgauge.online.querylog import QueryLog
@@ -115,15 +114,9 @@ def derive_log_signals(
     """Derive scroll-past and copy/reference feedback from query log `db` and record the new
     ones; reference needs the memories' texts (`memories_file`, JSONL of Memory, or the dump
     of `dump_from`). Returns how many of each were derived and how many were new."""
-    from memgauge.api._online import dump_memories
+    from memgauge.api._online import memories_from
 
-    if memories_file is not None and dump_from is not None:
-        raise UsageError("give --memories or --dump-from, not both")
-    texts: dict[str, str] = {}
-    if memories_file is not None:
-        texts = {m.id: m.text for m in load_memories_file(memories_file)}
-    elif dump_from is not None:
-        texts = {m.id: m.text for m in dump_memories(dump_from)}
+    texts = {m.id: m.text for m in memories_from(memories_file, dump_from) or ()}
     found = ses.derive_signals(read_sessions(db, outputs=True), texts)
     added = add_signals(db, found)
     return {
