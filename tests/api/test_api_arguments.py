@@ -318,3 +318,31 @@ def test_a_wrong_value_is_a_value_error_a_caller_can_catch(
         call(tmp_path / "results.db")
     assert isinstance(raised.value, memgauge.UsageError)
     assert isinstance(raised.value, memgauge.MemgaugeError)
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda db: api.record_outcome(db, ""), "session='': an empty one names nothing"),
+        (lambda db: api.record_outcome(db, "s", task_id=""), "task_id='': an empty one"),
+        (lambda db: api.record_outcome(db, "s"), "an outcome needs success or score"),
+        (
+            lambda db: api.record_outcome(db, "s", score=float("nan")),
+            "score must be a finite number, not nan",
+        ),
+        (lambda db: api.review_labels(db, kind="hits"), "kind: one of hit, verdict,"),
+        (lambda db: api.read_memories(db, kind="memory"), "kind='memory': one of "),
+    ],
+)
+def test_from_python_a_wrong_value_names_the_keyword_not_a_flag(
+    call: Any, says: str, tmp_path: Path
+) -> None:
+    """record_outcome, review_labels and read_memories named the command's flags (`--session
+    ''`, `--success / --failure or --score`, `--kind`) to a Python caller, who has none."""
+    from memgauge.errors import UsageError
+
+    with pytest.raises(UsageError) as refused:
+        call(tmp_path / "log.db")
+    said = str(refused.value)
+    assert said.startswith(says), said
+    assert "--" not in said, said

@@ -12,7 +12,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.review import LABEL_KINDS, ReviewLabel
 from memgauge.data.trec import write_qrels
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.store.querylog import import_annotations, unknown_query_ids
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
@@ -98,7 +98,7 @@ def review_labels(
     id or the first characters of it), `kind`, `reviewer` and `target` (a verdict's evaluator,
     a hit's memory id) when given."""
     if kind is not None and kind not in LABEL_KINDS:
-        raise UsageError(f"--kind: one of {', '.join(LABEL_KINDS)}; got {kind!r}")
+        raise UsageError(f"{argument('kind')}: one of {', '.join(LABEL_KINDS)}; got {kind!r}")
     url = require_store(store)
     run_ids = None
     if run is not None:
