@@ -346,3 +346,44 @@ def test_from_python_a_wrong_value_names_the_keyword_not_a_flag(
     said = str(refused.value)
     assert said.startswith(says), said
     assert "--" not in said, said
+
+
+@pytest.mark.parametrize(
+    ("keywords", "says"),
+    [
+        ({"rate": 2.0}, "rate=2.0: give a share in (0, 1]"),
+        ({"measures": ("precision",)}, "measures=precision: choose from "),
+        ({"webhook": "ftp://x"}, "webhook='ftp://x': give an http:// or https:// URL"),
+    ],
+)
+def test_a_watch_configured_from_python_names_its_fields(
+    keywords: dict[str, Any], says: str, tmp_path: Path
+) -> None:
+    """WatchConfig's checks named `--sample`, `--measure` and `--webhook`, the command's
+    flags, to a Python caller who set `rate`, `measures` and `webhook`."""
+    from memgauge.errors import UsageError
+
+    where = api.store_url(tmp_path / "log.db")
+    with pytest.raises(UsageError) as refused:
+        api.WatchConfig(store=where, state=tmp_path / "state.json", **keywords)
+    assert str(refused.value).startswith(says), str(refused.value)
+    assert "--" not in str(refused.value)
+
+
+def test_gate_from_python_names_learn_into_and_measures(tmp_path: Path) -> None:
+    """api.gate read `learn_into` and `measures` naming them `--learn-into` and `--measure`."""
+    from memgauge.errors import UsageError
+
+    db = tmp_path / "r.db"
+    run_id = _evaluate(db).run.run_id
+    with pytest.raises(UsageError) as learn:
+        api.gate(run_id, store=db, learn_into="nosuch-kind")
+    with pytest.raises(UsageError) as measure:
+        api.gate(run_id, store=db, measures=["Recall@"])
+    with pytest.raises(UsageError) as empty:
+        api.gate(run_id, store=db, measures=[""])
+    for said in (str(learn.value), str(measure.value), str(empty.value)):
+        assert "--" not in said, said
+    assert "learn_into" in str(learn.value)
+    assert str(measure.value).startswith("measures Recall@: no such measure in this run")
+    assert str(empty.value).startswith("measures='': MEASURE is [SUBJECT/][TASK/]NAME")
