@@ -387,3 +387,36 @@ def test_gate_from_python_names_learn_into_and_measures(tmp_path: Path) -> None:
     assert "learn_into" in str(learn.value)
     assert str(measure.value).startswith("measures Recall@: no such measure in this run")
     assert str(empty.value).startswith("measures='': MEASURE is [SUBJECT/][TASK/]NAME")
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda: api.judge_from_spec(""), "text='': give a judge, e.g. text='{qa-judge: strict}'"),
+        (lambda: api.judge_from_spec("{a: ["), "text: not a spec ("),
+        (lambda: api.judge_from_spec("contains"), "text: 'contains' is not an LLM judge"),
+        (lambda: api.bench_systems_plan(skip=["nosuch"]), "skip=nosuch: not a system found here"),
+    ],
+)
+def test_judge_specs_and_skipped_systems_from_python_name_keywords(call: Any, says: str) -> None:
+    """judge_from_spec and bench_systems_plan said `--judge` and `--skip` to a Python caller,
+    who gave `text` and `skip`."""
+    with pytest.raises(memgauge.UsageError) as refused:
+        call()
+    assert str(refused.value).startswith(says), str(refused.value)
+    assert "--" not in str(refused.value)
+
+
+def test_accept_gate_from_python_names_run(tmp_path: Path) -> None:
+    """accept_gate(run) refused a run not completed naming `--accept`."""
+    import sqlite3
+
+    db = tmp_path / "r.db"
+    run_id = _evaluate(db).run.run_id
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE suite_runs SET status = 'cancelled'")
+    conn.close()
+    with pytest.raises(memgauge.UsageError) as refused:
+        api.accept_gate(run_id[:8], store=db)
+    said = str(refused.value)
+    assert said.startswith(f"run={run_id[:8]}: run {run_id} is cancelled"), said

@@ -142,7 +142,8 @@ def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:
         if record.status != "completed":
             # a baseline counts completed runs only: accepting this one would change nothing
             raise UsageError(
-                f"--accept {run}: run {run_id} is {record.status}; only a completed run counts"
+                f"{argument('run', run, flag='--accept')}: run {run_id} is {record.status};"
+                " only a completed run counts"
                 " in a baseline"
             )
         return run_id, opened.accept_gate(run_id)
