@@ -43,6 +43,7 @@ __all__ = [
     "command_line",
     "in_order",
     "named_by",
+    "on_command_line",
 ]
 
 
@@ -204,11 +205,16 @@ def command_line() -> Iterator[None]:
         _COMMAND_LINE.reset(token)
 
 
+def on_command_line() -> bool:
+    """Whether a command of the CLI is running (`command_line`): a message may name its flags."""
+    return _COMMAND_LINE.get()
+
+
 def argument(name: str, value: object = None, *, flag: str | None = None) -> str:
     """The setting `name` (a Python keyword, `pool_depth`), with `value` when given, as its
     caller wrote it: `--pool-depth N` in a command (its flag is `flag` where that is not
     `--pool-depth`), `pool_depth=N` from Python; for a message that says what to write."""
-    if _COMMAND_LINE.get():
+    if on_command_line():
         option = flag or "--" + name.replace("_", "-")
         return option if value is None else f"{option} {value}"
     return name if value is None else f"{name}={value}"

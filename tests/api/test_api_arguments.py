@@ -339,3 +339,105 @@ def test_a_missing_store_is_named_as_the_caller_gives_it(tmp_path: Path) -> None
     with pytest.raises(memgauge.UsageError, match=f"^store={re.escape(str(tmp_path))}: is a dir"):
         memgauge.read_run("x", store=tmp_path)
     assert not missing.exists()
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda db: api.record_outcome(db, ""), "session='': an empty one names nothing"),
+        (lambda db: api.record_outcome(db, "s", task_id=""), "task_id='': an empty one"),
+        (lambda db: api.record_outcome(db, "s"), "an outcome needs success or score"),
+        (
+            lambda db: api.record_outcome(db, "s", score=float("nan")),
+            "score must be a finite number, not nan",
+        ),
+        (lambda db: api.review_labels(db, kind="hits"), "kind: one of hit, verdict,"),
+        (lambda db: api.read_memories(db, kind="memory"), "kind='memory': one of "),
+    ],
+)
+def test_from_python_a_wrong_value_names_the_keyword_not_a_flag(
+    call: Any, says: str, tmp_path: Path
+) -> None:
+    """record_outcome, review_labels and read_memories named the command's flags (`--session
+    ''`, `--success / --failure or --score`, `--kind`) to a Python caller, who has none."""
+    from memgauge.errors import UsageError
+
+    with pytest.raises(UsageError) as refused:
+        call(tmp_path / "log.db")
+    said = str(refused.value)
+    assert said.startswith(says), said
+    assert "--" not in said, said
+
+
+@pytest.mark.parametrize(
+    ("keywords", "says"),
+    [
+        ({"rate": 2.0}, "rate=2.0: give a share in (0, 1]"),
+        ({"measures": ("precision",)}, "measures=precision: choose from "),
+        ({"webhook": "ftp://x"}, "webhook='ftp://x': give an http:// or https:// URL"),
+    ],
+)
+def test_a_watch_configured_from_python_names_its_fields(
+    keywords: dict[str, Any], says: str, tmp_path: Path
+) -> None:
+    """WatchConfig's checks named `--sample`, `--measure` and `--webhook`, the command's
+    flags, to a Python caller who set `rate`, `measures` and `webhook`."""
+    from memgauge.errors import UsageError
+
+    where = api.store_url(tmp_path / "log.db")
+    with pytest.raises(UsageError) as refused:
+        api.WatchConfig(store=where, state=tmp_path / "state.json", **keywords)
+    assert str(refused.value).startswith(says), str(refused.value)
+    assert "--" not in str(refused.value)
+
+
+def test_gate_from_python_names_learn_into_and_measures(tmp_path: Path) -> None:
+    """api.gate read `learn_into` and `measures` naming them `--learn-into` and `--measure`."""
+    from memgauge.errors import UsageError
+
+    db = tmp_path / "r.db"
+    run_id = _evaluate(db).run.run_id
+    with pytest.raises(UsageError) as learn:
+        api.gate(run_id, store=db, learn_into="nosuch-kind")
+    with pytest.raises(UsageError) as measure:
+        api.gate(run_id, store=db, measures=["Recall@"])
+    with pytest.raises(UsageError) as empty:
+        api.gate(run_id, store=db, measures=[""])
+    for said in (str(learn.value), str(measure.value), str(empty.value)):
+        assert "--" not in said, said
+    assert "learn_into" in str(learn.value)
+    assert str(measure.value).startswith("measures Recall@: no such measure in this run")
+    assert str(empty.value).startswith("measures='': MEASURE is [SUBJECT/][TASK/]NAME")
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda: api.judge_from_spec(""), "text='': give a judge, e.g. text='{qa-judge: strict}'"),
+        (lambda: api.judge_from_spec("{a: ["), "text: not a spec ("),
+        (lambda: api.judge_from_spec("contains"), "text: 'contains' is not an LLM judge"),
+        (lambda: api.bench_systems_plan(skip=["nosuch"]), "skip=nosuch: not a system found here"),
+    ],
+)
+def test_judge_specs_and_skipped_systems_from_python_name_keywords(call: Any, says: str) -> None:
+    """judge_from_spec and bench_systems_plan said `--judge` and `--skip` to a Python caller,
+    who gave `text` and `skip`."""
+    with pytest.raises(memgauge.UsageError) as refused:
+        call()
+    assert str(refused.value).startswith(says), str(refused.value)
+    assert "--" not in str(refused.value)
+
+
+def test_accept_gate_from_python_names_run(tmp_path: Path) -> None:
+    """accept_gate(run) refused a run not completed naming `--accept`."""
+    import sqlite3
+
+    db = tmp_path / "r.db"
+    run_id = _evaluate(db).run.run_id
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE suite_runs SET status = 'cancelled'")
+    conn.close()
+    with pytest.raises(memgauge.UsageError) as refused:
+        api.accept_gate(run_id[:8], store=db)
+    said = str(refused.value)
+    assert said.startswith(f"run={run_id[:8]}: run {run_id} is cancelled"), said

@@ -1169,3 +1169,30 @@ def test_a_misspelt_system_is_answered_with_the_nearest_form(
     assert says in " ".join(err.split())
     assert "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_store_not_there_yet_names_no_flag_to_a_python_caller(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From Python (`Flags(where)`, `api.require_store(store)`, the viewer's `create_app`), a
+    store not there yet said "give the right one with --store": a flag the caller has no way
+    to give. A command still names its flag, and a call after a command in the same process
+    does not."""
+    from memgauge import api
+    from memgauge.errors import UsageError
+    from memgauge.online.flags import Flags
+    from memgauge.view.app import create_app
+
+    typo = tmp_path / "typo.db"
+    assert main(["flags", "list", "--store", str(typo)]) == 2
+    assert "no flag has been created there yet" in capsys.readouterr().err
+    with pytest.raises(UsageError) as flags:
+        Flags(typo, refresh_s=0)
+    with pytest.raises(UsageError) as runs:
+        api.require_store(typo)
+    with pytest.raises(UsageError) as viewer:
+        create_app(typo)
+    assert str(flags.value).endswith("), or give the right one as Flags(PATH)"), flags.value
+    for said in (str(runs.value), str(viewer.value)):
+        assert said.endswith("), or give the right one with store=PATH"), said
+    assert not typo.exists()

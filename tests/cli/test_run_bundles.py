@@ -235,6 +235,14 @@ def test_a_bundles_run_id_no_run_may_have_is_refused(
             lambda run: run.update(usage={"m": {"calls": 10**30}}),
             "runs.0.usage.m.calls: Input should be less than or equal to 9223372036854775807",
         ),
+        (
+            lambda run: run["run"].update(pid=2**63),
+            "runs.0.run.pid: 9223372036854775808 is more than the store's integer columns",
+        ),
+        (
+            lambda run: run["items"][1].update(seq=-(2**63) - 1),
+            "runs.0.items.1.seq: -9223372036854775809 is less than the store's integer columns",
+        ),
     ],
 )
 def test_a_bundle_whose_rows_the_store_cannot_hold_is_refused(
@@ -284,6 +292,16 @@ def test_a_bundle_of_a_newer_memgauge_says_to_upgrade(
         (
             lambda run: run["tasks"][0].update(n_items=2**31),
             "runs.0.tasks.0.n_items: 2147483648 is more than",
+        ),
+        (lambda run: run["run"].update(n_items=2**31), "runs.0.run.n_items: 2147483648 is"),
+        (lambda run: run["run"].update(pid=2**31), "runs.0.run.pid: 2147483648 is more than"),
+        (
+            lambda run: run["items"][0].update(attempts=2**31),
+            "runs.0.items.0.attempts: 2147483648 is more than",
+        ),
+        (
+            lambda run: run["items"][0].update(seq=2**31),
+            "runs.0.items.0.seq: 2147483648 is more than",
         ),
     ],
 )
@@ -415,3 +433,26 @@ def test_the_usage_counters_have_one_home() -> None:
     meter = UsageMeter()
     meter.sent("m")
     assert tuple(meter.snapshot()["m"]) == (*USAGE_COUNTERS, "cost_usd")
+
+
+def test_a_stored_run_id_the_import_refuses_is_still_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run-id rule checked every RunRecord read back, so a store holding a run an earlier
+    memgauge imported as `my run` ended `runs show`, `report` and `runs export` in a
+    ValidationError (exit 70). The rule is the import's: what is stored is read as it is."""
+    import sqlite3
+
+    store, run_id, _ = _exported_run(tmp_path, "old", capsys)
+    with sqlite3.connect(store) as conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            if any(c[1] == "run_id" for c in conn.execute(f"PRAGMA table_info({table})")):
+                conn.execute(f"UPDATE {table} SET run_id = 'my run' WHERE run_id = ?", (run_id,))
+    conn.close()
+    assert _ids(store, capsys) == ["my run"]
+    assert main(["runs", "show", "my", "--store", store]) == 0
+    assert "my run" in capsys.readouterr().out
+    assert main(["report", "my", "--store", store, "--out", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").is_file()

@@ -106,3 +106,16 @@ def test_a_value_of_another_type_is_imported_or_refused_by_field(
     assert not unnamed
     assert refused > 50  # the variants were read, not skipped
     assert read_ok > 0  # a value of another type where any is fine (a caption's text, ...)
+
+
+def test_locomo_samples_as_json_lines_are_named_by_their_line(tmp_path: Path) -> None:
+    """LoCoMo's samples as JSON lines (read since a .json or .jsonl file of JSON lines reads a
+    record a line) were named `[1]...` alone: the line each sample is on was dropped, as
+    LongMemEval's once was."""
+    good = LOCOMO[0]
+    bad = {**_with(good, ("qa", 0, "category"), "four"), "sample_id": "conv-2"}
+    path = tmp_path / "locomo.jsonl"
+    path.write_text(json.dumps(good) + "\n\n" + json.dumps(bad) + "\n")
+    with pytest.raises(DataError) as refused:
+        import_locomo(path)
+    assert [(p.line, p.field) for p in refused.value.problems] == [(3, "[1].qa[0].category")]

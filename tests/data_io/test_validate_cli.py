@@ -351,3 +351,34 @@ def test_json_lines_under_a_json_name_are_read_a_record_a_line(
     assert f"{bad}:2: not valid JSON: Expecting ',' delimiter" in err, err
     assert "Extra data" not in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("form", ["lines", "list"])
+def test_conversations_under_a_json_name_read_as_the_jsonl_reads_them(
+    form: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Conversations as JSON lines under a `.json` name, or as one JSON list, are detected as
+    conversations (by their records), but the reader took the file for one dataset object:
+    "Input should be a valid dictionary" (exit 2), no line. Each is read a conversation a
+    record, as the `.jsonl` file is, a bad one named by its line (JSON lines) or place."""
+    lines = (DATA / "good" / "conversations.jsonl").read_text().splitlines()
+    path = tmp_path / "conversations.json"
+    path.write_text("\n".join(lines) + "\n" if form == "lines" else f"[{', '.join(lines)}]\n")
+    assert main(["validate", str(path)]) == 0
+    assert "(conversations: 2 conversations, 2 facts)" in capsys.readouterr().out
+    bad = lines[1].replace('"turns"', '"turn"')
+    path.write_text(f"{lines[0]}\n{bad}\n" if form == "lines" else f"[{lines[0]},\n{bad}]\n")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (f"{path}:2: turns: " if form == "lines" else f"{path}: [1].turns: ") in err, err
+
+
+def test_one_record_is_counted_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """validate said '(judgments: 1 records)': a records file is counted as traces and
+    sessions are, through counted()."""
+    path = tmp_path / "judged.json"
+    path.write_text('[{"query_id": "q1", "memory_id": "m1", "grade": 2}]\n')
+    assert main(["validate", str(path)]) == 0
+    assert "(judgments: 1 record)" in capsys.readouterr().out

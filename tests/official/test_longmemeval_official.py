@@ -554,6 +554,25 @@ def test_the_questions_as_json_lines_import_as_the_json_list(
     assert f"{lines}:4: not valid JSON" in capsys.readouterr().err
 
 
+def test_one_question_as_json_lines_imports_as_two_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `.jsonl` file of one question was one JSON document, an object: "LongMemEval is a
+    JSON list of questions" (exit 2), where two questions read as JSON lines. A `.jsonl` name
+    is read a record a line, one line or many."""
+    first = json.loads(SAMPLE.read_text())[0]
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(first) + "\n")
+    got = import_longmemeval(one)[0]
+    assert [q.id for q in got.queries] == [first["question_id"]]
+    assert main(["validate", str(one)]) == 0
+    assert "longmemeval: " in capsys.readouterr().out
+    del first["question_type"]
+    one.write_text("\n" + json.dumps(first) + "\n")
+    assert main(["import", "longmemeval", str(one), "--out", str(tmp_path / "out")]) == 2
+    assert f"{one}:2: [0]: missing fields ['question_type']" in capsys.readouterr().err
+
+
 def test_a_bad_question_of_json_lines_is_named_by_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

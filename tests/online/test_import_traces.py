@@ -202,6 +202,38 @@ def test_a_token_count_past_64_bits_is_no_count_not_an_internal_error(
     assert report["counts"]["traces_stored"] == 2
 
 
+def test_token_counts_every_store_keeps_and_a_trace_sum_past_them_is_n_a(
+    store_where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A count under 64 bits was read as a count, but PostgreSQL keeps tokens in 32-bit
+    INTEGER columns ("integer out of range": exit 70 there), and a trace's sum of two counts
+    near 2**63 passed even SQLite's 64 bits (exit 70 on both). A count past 2**31-1 is no count
+    on every store (ignored and counted); a trace's sum past it is n/a, counted, not kept."""
+    from memgauge.store.traces import TraceStore
+
+    spans = [
+        json.loads(ln) for ln in (BAD / "traces_token_count_1e30.jsonl").read_text().splitlines()
+    ]
+    llm = [s for s in spans if s["span_kind"] == "LLM"]
+    llm[0]["attributes.llm.token_count.prompt"] = 2**31 - 1
+    spans.append({**llm[0], "context.span_id": "a1b2c3d4e5f60009"})  # its trace: 2**32 - 2
+    llm[1]["attributes.llm.token_count.prompt"] = 2**63 - 1
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    report = _cli(capsys, str(path), "--store", store_where)
+    c = report["counts"]
+    assert c["llm_token_counts_not_counts_ignored"] == 1
+    assert c["trace_token_sums_past_32_bits_not_kept"] == 1
+    assert c["traces_stored"] == 2
+    with TraceStore(store_where) as kept:
+        two, one = (kept.get(s["context.trace_id"]) for s in llm)
+    assert two is not None
+    assert one is not None
+    assert (two[0].prompt_tokens, two[0].completion_tokens) == (None, 24)
+    assert [c.prompt_tokens for c in two[1].llm_calls] == [2**31 - 1, 2**31 - 1]
+    assert (one[0].prompt_tokens, one[1].llm_calls[0].prompt_tokens) == (None, None)
+
+
 @pytest.mark.parametrize("when", ["9999-12-31T23:59:59.000000", "99999999999999999999999", "²"])
 def test_a_time_past_64_bits_of_nanoseconds_is_refused_not_an_internal_error(
     when: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

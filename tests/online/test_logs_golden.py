@@ -234,6 +234,34 @@ def test_annotate_with_memories_only_keeps_the_logged_pool_and_adds_texts(
     ]
 
 
+@pytest.mark.parametrize("call", ["export_golden_set", "derive_log_signals"])
+def test_memories_from_python_name_its_arguments(call: str, tmp_path: Path) -> None:
+    """`api.export_golden_set` and `api.derive_log_signals` said "give --memories or
+    --dump-from, not both" and "--dump-from lexical: the system dumped no memories ...; give
+    --memories FILE instead": flags a Python caller has no way to give."""
+    from memgauge import api
+    from memgauge.errors import SubjectError, UsageError
+
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    log.query("oauth tokens", session_id="s", result_ids=["m9"])
+    log.close()
+    api.harvest_queries(db, 1)
+    memories = tmp_path / "memories.jsonl"
+    memories.write_text('{"id": "m9", "text": "oauth"}\n')
+    run = getattr(api, call)
+    where = (tmp_path / "golden",) if call == "export_golden_set" else ()
+    with pytest.raises(UsageError) as both:
+        run(db, *where, memories_file=memories, dump_from="lexical")
+    assert str(both.value) == "give memories_file or dump_from, not both"
+    with pytest.raises(SubjectError) as empty:
+        run(db, *where, dump_from="lexical")
+    said = str(empty.value)
+    assert said.startswith("dump_from=lexical: the system dumped no memories"), said
+    assert said.endswith("; give memories_file=FILE instead"), said
+    assert "--" not in said
+
+
 def test_annotation_pool_from_python_names_its_arguments(tmp_path: Path) -> None:
     """The same empty memory from `api.write_annotation_pool` names the keywords a Python
     caller writes (`system=`, `memories_file=`), not the command's flags."""

@@ -285,6 +285,46 @@ def test_malformed_memories_exit_2_and_record_nothing(
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        ["logs", "signals", "{db}", "--memories", "{bad}"],
+        ["logs", "annotate", "{db}", "--out", "{out}", "--memories", "{bad}"],
+        [
+            "logs",
+            "annotate",
+            "{db}",
+            "--out",
+            "{out}",
+            "--system",
+            "lexical",
+            "--memories",
+            "{bad}",
+        ],
+        ["logs", "export", "{db}", "--out", "{out}", "--memories", "{bad}"],
+    ],
+)
+def test_memories_repeating_an_id_exit_2_naming_the_line(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--memories FILE with two memories under one id was read one in place of the other (the
+    pool's and the signals' texts), or written as it was: `logs export`'s memories.jsonl, a
+    dataset `memgauge evaluate` then refused. It is refused as synth and a task's memories:
+    refuse it, at the repeated id's line, and nothing is written."""
+    bad = Path(__file__).resolve().parents[1] / "data" / "bad" / "memories_duplicate_ids.jsonl"
+    db = tmp_path / "log.db"
+    log = QueryLog(db)
+    qid = log.query("q", session_id="s", result_ids=["m1", "m2"])
+    log.feedback("read_after_search", session_id="s", query_id=qid, memory_id="m2", rank=2)
+    log.close()
+    assert main(["logs", "harvest", str(db), "-n", "1"]) == 0
+    out = tmp_path / "written"
+    capsys.readouterr()
+    assert main([a.format(db=db, bad=bad, out=out) for a in command]) == 2
+    assert f"{bad}:2: id: duplicate memory id 'm1' (first at line 1)" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ["outcome", "--session", "", "--success"],

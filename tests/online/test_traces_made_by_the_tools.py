@@ -182,6 +182,31 @@ def test_a_traceable_retrievers_documents_are_its_search(path: Path) -> None:
     assert not [k for k in report.counts if k.endswith("_dropped")]
 
 
+@pytest.mark.parametrize(
+    ("outputs", "where"),
+    [
+        ({"output": "no memory found"}, "outputs.output: is a string"),
+        ({"hits": 3}, "outputs: is an object"),
+        ({"documents": 5}, "outputs.documents: is an integer"),
+    ],
+)
+def test_a_retrievers_outputs_that_are_no_documents_are_named_where_they_are(
+    outputs: dict[str, Any], where: str, tmp_path: Path
+) -> None:
+    """A @traceable retriever that returned a string was dropped naming outputs.documents, a
+    field its run does not have: the field named is the one read (its `output`, else its
+    outputs whole)."""
+    runs = _expected("langsmith_sdk_runs.json")
+    runs[0]["child_runs"][0]["outputs"] = outputs
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs), encoding="utf-8")
+    _, report = read_traces(path)
+    assert report.counts["retriever_spans_documents_not_a_list_dropped"] == 1
+    assert any(f"at 0.child_runs.0.{where}, not a list" in note for note in report.notes), (
+        report.notes
+    )
+
+
 @pytest.mark.parametrize("path", LANGSMITH, ids=lambda p: p.name)
 def test_an_llm_runs_usage_metadata_is_its_token_counts(path: Path) -> None:
     traces, report = read_traces(path)

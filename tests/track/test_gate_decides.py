@@ -123,7 +123,7 @@ def test_a_measure_named_with_measure_or_an_enforced_target_decides() -> None:
     # a target only shown (a seed 002 agent-memory target) does not make it decide
     shown = _run("now", measures, [target("tier_precision[important]@5", False)])
     assert evaluate_gate(shown, _history(), GateConfig()).status == "pass"
-    with pytest.raises(UsageError, match=r"--measure nope@5: no such measure in this run"):
+    with pytest.raises(UsageError, match=r"^measures nope@5: no such measure in this run"):
         evaluate_gate(_now(), _history(), GateConfig(measures=(MeasureRef("nope@5"),)))
 
 

@@ -182,6 +182,23 @@ def grades(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.parametrize("n", [1, 2])
+def test_export_to_a_json_name_is_read_back_whatever_its_count(n: int, tmp_path: Path) -> None:
+    """`review export --out x.json` wrote JSON lines under a .json name: two read back as
+    judgments, but one was a single object, which validate took for a dataset bundle of
+    unknown fields (exit 2). A .json name holds the JSON list a records file reads back."""
+    db = tmp_path / "grades.db"
+    for memory in range(1, n + 1):
+        _add(db, "alice", "q1", "hit", "3", str(memory))
+    out = tmp_path / "reviewed.json"
+    _out(["review", "export", "--store", str(db), "--out", str(out)])
+    assert json.loads(out.read_text()) == [
+        {"grade": 3, "memory_id": f"m{m}", "query_id": "q1"} for m in range(1, n + 1)
+    ]
+    said = _out(["validate", str(out)])
+    assert f"(judgments: {n} record" in said
+
+
 def test_export_writes_judgments_and_qrels_with_the_conservative_grade(
     grades: Path, tmp_path: Path
 ) -> None:

@@ -187,6 +187,24 @@ def test_no_watch_and_hostile_params(tmp_path: Path) -> None:
         assert r.status_code == 200  # the page takes no parameter: a long one changes nothing
 
 
+def test_a_home_that_is_a_file_is_named_on_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The viewer of a store given by --store needs MEMGAUGE_HOME only for /watch (its state
+    files); a home that is a file made the page an "internal error" 500, naming nothing. The
+    page says which variable and what to do, as a command would."""
+    db = tmp_path / "log.db"
+    _log(db, [0.8])
+    home = tmp_path / "home-file"
+    home.write_text("")
+    monkeypatch.setenv("MEMGAUGE_HOME", str(home))
+    with TestClient(create_app(db), raise_server_exceptions=False) as client:
+        r = client.get("/watch")
+        assert r.status_code == 500
+        assert f"MEMGAUGE_HOME={home}: is a regular file; point it at a directory" in r.text
+        assert client.get("/").status_code == 200  # the rest of the viewer needs no home
+
+
 def test_a_state_written_before_the_page_is_shown_and_kept(
     fired: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

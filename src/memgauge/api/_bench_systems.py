@@ -13,7 +13,7 @@ from memgauge._util.numbers import MAX_FAILURE_RATE, N_RESAMPLES
 from memgauge.api._runs import RunConfig, _build, _config, _run
 from memgauge.data.io import dataset_path_problem
 from memgauge.data.records import AggregateResult
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.metrics.conventions import DEFAULT_DEPTH
 from memgauge.runs.engine import Progress, RunReport
 from memgauge.runs.suite import Suite
@@ -80,7 +80,7 @@ def bench_systems_plan(
     unknown = [s for s in skip if s not in known]
     if unknown:
         raise UsageError(
-            f"--skip {', '.join(unknown)}: not a system found here"
+            f"{argument('skip', ', '.join(unknown))}: not a system found here"
             + (f" (found: {', '.join(sorted(known))})" if known else " (nothing is discovered)")
         )
     chosen = [(f.label, dict(f.spec)) for f in found if f.skipped is None and f.label not in skip]

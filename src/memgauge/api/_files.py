@@ -201,10 +201,7 @@ def _suite(path: Path) -> str:
 
     s = load_suite(path)
     subjects, tasks = len(s.subjects), len(s.tasks)
-    return (
-        f"suite {s.name!r}: {subjects} subject{'s' * (subjects != 1)},"
-        f" {tasks} task{'s' * (tasks != 1)}"
-    )
+    return f"suite {s.name!r}: {counted(subjects, 'subject')}, {counted(tasks, 'task')}"
 
 
 def _imported(kind: str) -> Callable[[Path], str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from memgauge.data.models import JudgedOutput
 from memgauge.data.parsing import ParseError, load_yaml
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.llm._loop import run_sync
 from memgauge.llm.context import llm_context
 from memgauge.scorers import evaluator_from_spec
@@ -25,21 +25,23 @@ __all__ = ["calibrate_judge", "judge_from_spec", "rejudge"]
 
 def judge_from_spec(text: str, flag: str = "--judge") -> JudgeBase:
     """The LLM judge a spec written in YAML (`'{qa-judge: strict}'`, `rubric`) names; a
-    UsageError, naming `flag`, for text that is no spec or a spec of no LLM judge."""
+    UsageError, naming `flag` in a command (`text` from Python), for text that is no spec or
+    a spec of no LLM judge."""
     if not isinstance(text, str):
         raise TypeError(f"text takes a judge spec's YAML text, got {type(text).__name__}")
+    named = argument("text", flag=flag)
+    example = argument("text", "'{qa-judge: strict}'", flag=flag)
     try:
         spec: Any = load_yaml(text)[0]
     except ParseError as exc:
-        raise UsageError(
-            f"{flag}: not a spec ({exc.message}); e.g. {flag} '{{qa-judge: strict}}'"
-        ) from None
+        raise UsageError(f"{named}: not a spec ({exc.message}); e.g. {example}") from None
     if spec is None:  # empty or blank text (or YAML's null): the registry's "got None"
-        raise UsageError(f"{flag} {text!r}: give a judge, e.g. {flag} '{{qa-judge: strict}}'")
+        given = argument("text", repr(text), flag=flag)
+        raise UsageError(f"{given}: give a judge, e.g. {example}")
     built = evaluator_from_spec(spec)
     if not isinstance(built, JudgeBase):
         raise UsageError(
-            f"{flag}: {text!r} is not an LLM judge (rubric, qa-judge, facts, pairwise, panel)"
+            f"{named}: {text!r} is not an LLM judge (rubric, qa-judge, facts, pairwise, panel)"
         )
     return built
 

@@ -15,6 +15,7 @@ from memgauge._util.numbers import ALPHA, BETA
 from memgauge.api._store import Location, Where, require_store, results_store
 from memgauge.data.importers import ImportReport
 from memgauge.data.importers.spans import SpanSearch, read_spans
+from memgauge.data.io import load_memories_file
 from memgauge.data.jsonio import read_records, records_text
 from memgauge.data.models import Memory
 from memgauge.errors import (
@@ -176,7 +177,7 @@ def write_annotation_pool(
     pool = annotation_pool(db, k=k)
     texts: dict[str, str] = {}
     if memories_file is not None:
-        texts = {m.id: m.text for m in read_records(memories_file, Memory)}
+        texts = {m.id: m.text for m in load_memories_file(memories_file)}
     if system is not None:
         _rerun(pool, system, k, texts, memories_file is not None)
     elif texts:
@@ -277,34 +278,43 @@ def export_golden_set(
     of `dump_from`'s dump (a system as `evaluate -s` takes it); the counts written."""
     from memgauge.online.harvest import export_golden_set as export
 
+    return export(db, out_dir, memories_from(memories_file, dump_from))
+
+
+def memories_from(memories_file: Path | None, dump_from: str | None) -> list[Memory] | None:
+    """The memories of `memories_file` (ids unique) or of `dump_from`'s dump, or None when
+    neither is given; a UsageError for both. Messages name each as its caller wrote it
+    (`--memories`, `--dump-from` in a command; `memories_file`, `dump_from` from Python)."""
+    mine = argument("memories_file", flag="--memories")
     if memories_file is not None and dump_from is not None:
-        raise UsageError("give --memories or --dump-from, not both")
-    memories = None
+        raise UsageError(f"give {mine} or {argument('dump_from')}, not both")
     if memories_file is not None:
-        memories = read_records(memories_file, Memory)
-    elif dump_from is not None:
-        memories = dump_memories(dump_from)
-    return export(db, out_dir, memories)
+        return load_memories_file(memories_file)
+    if dump_from is not None:
+        return dump_memories(dump_from)
+    return None
 
 
-def dump_memories(
-    system: str, flag: str = "--dump-from", instead: str = "--memories FILE"
-) -> list[Memory]:
+def dump_memories(system: str, flag: str | None = None, instead: str | None = None) -> list[Memory]:
     """Every memory `system` (as `evaluate -s` takes it) holds, read through its `dump`; it is
-    only read. A SubjectError when the dump fails or is empty; messages name `flag`, and say
-    to give `instead`."""
-    subject = build_subject(one_spec(system, flag))
+    only read. A SubjectError when the dump fails or is empty; messages name `flag` (default:
+    `dump_from`, as its caller writes it: `--dump-from` or `dump_from=`), and say to give
+    `instead` (default: the memories file, as its caller writes it)."""
+    where = flag or argument("dump_from")
+    named = f"{flag} {system}" if flag else argument("dump_from", system)
+    instead = instead or argument("memories_file", "FILE", flag="--memories")
+    subject = build_subject(one_spec(system, where))
     try:
         memories = list(subject.dump())
     except MemgaugeError:
         raise
     except Exception as exc:
-        raise SubjectError(f"{flag} {system}: dump failed: {type(exc).__name__}: {exc}") from None
+        raise SubjectError(f"{named}: dump failed: {type(exc).__name__}: {exc}") from None
     finally:
         close_subject(subject)
     if not memories:
         raise SubjectError(
-            f"{flag} {system}: the system dumped no memories (does it implement dump?);"
+            f"{named}: the system dumped no memories (does it implement dump?);"
             f" give {instead} instead"
         )
     return memories

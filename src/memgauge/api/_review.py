@@ -12,7 +12,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.review import LABEL_KINDS, ReviewLabel
 from memgauge.data.trec import write_qrels
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.store.querylog import import_annotations, unknown_query_ids
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
@@ -98,7 +98,7 @@ def review_labels(
     id or the first characters of it), `kind`, `reviewer` and `target` (a verdict's evaluator,
     a hit's memory id) when given."""
     if kind is not None and kind not in LABEL_KINDS:
-        raise UsageError(f"--kind: one of {', '.join(LABEL_KINDS)}; got {kind!r}")
+        raise UsageError(f"{argument('kind')}: one of {', '.join(LABEL_KINDS)}; got {kind!r}")
     url = require_store(store)
     run_ids = None
     if run is not None:
@@ -158,11 +158,14 @@ def review_to_golden(
 
 def write_judgments(rows: Sequence[dict[str, Any]], out: Path, fmt: str = "judgments") -> None:
     """Write judgment rows to `out`, atomically: `judgments` a retrieval dataset's
-    `judgments.jsonl`, `qrels` a TREC qrels file (a UsageError for an id a qrels line cannot
-    hold: empty, or with white space)."""
+    `judgments.jsonl` (under another name, as `records_text` writes records: a `.json` file
+    holds their JSON list), `qrels` a TREC qrels file (a UsageError for an id a qrels line
+    cannot hold: empty, or with white space)."""
+    from memgauge.data.jsonio import records_text
+
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "judgments":
-        atomic_write_text(out, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        atomic_write_text(out, records_text(out, [json.dumps(r, sort_keys=True) for r in rows]))
         return
     qrels: dict[str, dict[str, int]] = {}
     for r in rows:

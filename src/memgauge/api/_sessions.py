@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.api._store import Location
-from memgauge.data.jsonio import read_records
-from memgauge.data.models import Memory
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.online import sessions as ses
 from memgauge.online.querylog import QueryLog
 from memgauge.store.sessions import add_signals, read_sessions
@@ -58,11 +56,13 @@ def outcome_correlation(db: Location) -> dict[str, Any]:
 
 
 def _named(**given: str | None) -> None:
-    """A UsageError for the first of `given` (flag name -> value, None: not given) that is '':
-    it was recorded as a session, task or memory called ''."""
-    for flag, value in given.items():
+    """A UsageError for the first of `given` (keyword -> value, None: not given) that is '':
+    it was recorded as a session, task or memory called ''. Named as its caller wrote it
+    (`--task ''` in a command, `task_id=''` from Python)."""
+    for name, value in given.items():
         if value == "":
-            raise UsageError(f"--{flag} '': an empty one names nothing; give its id")
+            said = argument(name, "''", flag="--task" if name == "task_id" else None)
+            raise UsageError(f"{said}: an empty one names nothing; give its id")
 
 
 def record_outcome(
@@ -74,11 +74,12 @@ def record_outcome(
     score: float | None = None,
 ) -> None:
     """Log one task outcome for `session` (what `QueryLog.outcome` does in a server)."""
-    _named(session=session, task=task_id)
+    _named(session=session, task_id=task_id)
     if success is None and score is None:
-        raise UsageError("an outcome needs --success / --failure or --score")
+        either = argument("success", flag="--success / --failure")
+        raise UsageError(f"an outcome needs {either} or {argument('score')}")
     if score is not None and not math.isfinite(score):
-        raise UsageError(f"--score must be a finite number, not {score}")
+        raise UsageError(f"{argument('score')} must be a finite number, not {score}")
     with closing(QueryLog(db)) as log:
         log.outcome(session, task_id=task_id, success=success, score=score)
 
@@ -94,8 +95,11 @@ def batch_validate(
     """Validate memories of `session` after its task (seed 002 section 5.2); returns what was
     validated and what the session accessed and still has not validated. A memory named both
     ways, or none at all, is a UsageError."""
-    _named(task=task_id, useful=next((m for m in useful if not m), None))
-    _named(**{"not-useful": next((m for m in not_useful if not m), None)})
+    _named(
+        task_id=task_id,
+        useful=next((m for m in useful if not m), None),
+        not_useful=next((m for m in not_useful if not m), None),
+    )
     both = sorted(set(useful) & set(not_useful))
     if both:
         raise UsageError(f"memory {both[0]!r} is given as both useful and not useful")
@@ -116,15 +120,9 @@ def derive_log_signals(
     """Derive scroll-past and copy/reference feedback from query log `db` and record the new
     ones; reference needs the memories' texts (`memories_file`, JSONL of Memory, or the dump
     of `dump_from`). Returns how many of each were derived and how many were new."""
-    from memgauge.api._online import dump_memories
+    from memgauge.api._online import memories_from
 
-    if memories_file is not None and dump_from is not None:
-        raise UsageError("give --memories or --dump-from, not both")
-    texts: dict[str, str] = {}
-    if memories_file is not None:
-        texts = {m.id: m.text for m in read_records(memories_file, Memory)}
-    elif dump_from is not None:
-        texts = {m.id: m.text for m in dump_memories(dump_from)}
+    texts = {m.id: m.text for m in memories_from(memories_file, dump_from) or ()}
     found = ses.derive_signals(read_sessions(db, outputs=True), texts)
     added = add_signals(db, found)
     return {

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.numbers import MAX_FAILURE_RATE
 from memgauge.data.models import Memory, RetrievalDataset
-from memgauge.errors import DataError, Problem, UsageError
+from memgauge.errors import DataError, Problem, UsageError, argument
 
 if TYPE_CHECKING:
     from memgauge.synth import SynthReport
@@ -56,7 +56,7 @@ def read_memories(source: str | Path, kind: str | None = None) -> list[Memory]:
     subject written as `evaluate -s` takes it (kind `subject`, or a source that is no path),
     read through its dump. A DataError names the file and line of a malformed file."""
     if kind is not None and kind not in MEMORY_SOURCES:
-        raise UsageError(f"--kind {kind!r}: one of {', '.join(MEMORY_SOURCES)}")
+        raise UsageError(f"{argument('kind', repr(kind))}: one of {', '.join(MEMORY_SOURCES)}")
     path = Path(source)
     # a name with a file's suffix that is not there is a missing file, not a subject
     looks_like_file = path.suffix.lower() in _FILE_SUFFIXES

@@ -12,7 +12,7 @@ from pathlib import Path
 from memgauge.aggregates.targets import MeasureRef, parse_measure_ref
 from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.records import RunRecord
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.runs.suite import suite_name
 from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
@@ -91,10 +91,12 @@ def gate(
     if learn_into is not None:
         # read now, not only once a regression needs it: a typo passed every gate until the
         # first regression, which then ended in exit 2, its verdict not recorded
-        one_spec(learn_into, "--learn-into")
+        one_spec(learn_into, argument("learn_into"))
     config = config or GateConfig()
     named = tuple(
-        m if isinstance(m, MeasureRef) else parse_measure_ref(m, where=f"--measure {m!r}")
+        m
+        if isinstance(m, MeasureRef)
+        else parse_measure_ref(m, where=argument("measures", repr(m), flag="--measure"))
         for m in measures
     )
     if named:
@@ -140,7 +142,8 @@ def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:
         if record.status != "completed":
             # a baseline counts completed runs only: accepting this one would change nothing
             raise UsageError(
-                f"--accept {run}: run {run_id} is {record.status}; only a completed run counts"
+                f"{argument('run', run, flag='--accept')}: run {run_id} is {record.status};"
+                " only a completed run counts"
                 " in a baseline"
             )
         return run_id, opened.accept_gate(run_id)

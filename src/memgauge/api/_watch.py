@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from memgauge._util.files import exclusive_lock
 from memgauge.aggregates.targets import By
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.online.watch import (
     ALERT_EVENT,
     MEASURES,
@@ -84,21 +84,23 @@ class WatchConfig:
     timeout: float = 10.0
 
     def __post_init__(self) -> None:
+        # each named as its caller wrote it: the command's flag, or this field from Python
         if not 0 < self.rate <= 1:
-            raise UsageError(f"--sample {self.rate}: give a share in (0, 1]")
+            rate = argument("rate", self.rate, flag="--sample")
+            raise UsageError(f"{rate}: give a share in (0, 1]")
         unknown = [m for m in self.measures if m not in MEASURES]
         if unknown or not self.measures:
-            raise UsageError(
-                f"--measure {', '.join(unknown) or '(none)'}: choose from {', '.join(MEASURES)}"
-            )
+            given = argument("measures", ", ".join(unknown) or "(none)", flag="--measure")
+            raise UsageError(f"{given}: choose from {', '.join(MEASURES)}")
         if self.webhook is not None:
+            webhook = argument("webhook", repr(self.webhook))
             try:  # a bracket left open, a port past 65535: ValueError, when first read
                 parts = urlsplit(self.webhook)
                 scheme, _port = parts.scheme, parts.port
             except ValueError as exc:
-                raise UsageError(f"--webhook {self.webhook!r}: not a URL ({exc})") from None
+                raise UsageError(f"{webhook}: not a URL ({exc})") from None
             if scheme not in ("http", "https"):
-                raise UsageError(f"--webhook {self.webhook!r}: give an http:// or https:// URL")
+                raise UsageError(f"{webhook}: give an http:// or https:// URL")
 
     def key(self) -> dict[str, Any]:
         """What the state is bound to: the filters, the sample rate and the measures."""

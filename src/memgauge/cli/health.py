@@ -27,7 +27,7 @@ def _drift(drift: dict[str, Any]) -> str:
     n = len(drift["baseline_runs"])
     if not n:
         return "no earlier run of its suite to compare with"
-    return f"{drift['status']} against {n} earlier run{'s' if n > 1 else ''}"
+    return f"{drift['status']} against {counted(n, 'earlier run')}"
 
 
 @click.command()

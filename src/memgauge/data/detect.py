@@ -262,10 +262,10 @@ def kinds_by_content(path: Path) -> tuple[Kind, ...]:
     if suffix == ".json":
         lines = [line.strip() for line in head.splitlines() if line.strip()][:2]
         if len(lines) == 2 and lines[0].startswith("{") and lines[0].endswith("}"):
-            # JSON lines under a .json name (`review export --out x.json`, many tools'
-            # exports): read as data.jsonio reads them, a record a line; by the first line
-            # alone, so that a bad second line (`[1]`, `5`) is named as a record, not as the
-            # whole file's shape
+            # JSON lines under a .json name (many tools' exports, an earlier memgauge's
+            # `review export --out x.json`): read as data.jsonio reads them, a record a line;
+            # by the first line alone, so that a bad second line (`[1]`, `5`) is named as a
+            # record, not as the whole file's shape
             outline = json_outline(lines[0])
             if outline.top == "object":
                 return _by_record(set(outline.keys))

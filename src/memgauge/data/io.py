@@ -305,15 +305,25 @@ def _conversations(
 
 
 def load_conversations(path: str | Path) -> ConversationDataset:
-    """Load memaudit conversations: JSON (one MemoryDataset) or JSONL (one Conversation a
-    line). DataError lists every problem: of each conversation, and of the checks across them
-    (fact ids, `supersedes`) on the conversations that are valid."""
+    """Load memaudit conversations: JSON (one MemoryDataset), JSONL (one Conversation a line)
+    or a list of conversations (JSON lines under a `.json` name, a JSON or YAML list, as
+    `detect` takes them). DataError lists every problem: of each conversation, and of the
+    checks across them (fact ids, `supersedes`) on the conversations that are valid."""
     p, file = existing(path)
     problems: list[Problem] = []
     ds: ConversationDataset | None = None
+    items: list[tuple[At, Any]] | None = None
+    unread = False
     if p.suffix.lower() == ".jsonl":
         items = [(At(line), obj) for line, obj in iter_jsonl(p, problems)]
         unread = bool(problems)  # lines that are not JSON: their facts are unknown
+    else:
+        value, lines = load_structured(p)
+        if isinstance(value, list):  # a conversation a record: each named by its line or place
+            items = [
+                (At(lines.get(i), "" if i in lines else f"[{i}]"), c) for i, c in enumerate(value)
+            ]
+    if items is not None:
         if not items and not problems:
             problems.append(Problem(file, None, None, "file has no conversations"))
         valid, others, complete = _conversations(items, file, problems)
@@ -322,7 +332,6 @@ def load_conversations(path: str | Path) -> ConversationDataset:
         if not problems:
             ds = ConversationDataset(id=p.stem, conversations=[c for _, c in valid])
     else:
-        value, _ = load_structured(p)
         try:
             ds = ConversationDataset.model_validate(value)
         except ValidationError as exc:

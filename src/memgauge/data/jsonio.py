@@ -214,9 +214,11 @@ def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
 
 
 def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[int, int]]:
-    """Parse a whole JSON or YAML file; returns the data and, for a top-level YAML list, the
-    line of each item. Raises DataError on a missing file, an empty one (unless `empty_ok`:
-    then the data is None) and on syntax errors (with line)."""
+    """Parse a whole JSON or YAML file; returns the data and, for a top-level YAML list or
+    JSON lines, the line of each item. JSON lines (a `.jsonl` name, one line or many, or a
+    `.json` file holding them) are read as the list of their records. Raises DataError on a
+    missing file, an empty one (unless `empty_ok`: then the data is None) and on syntax errors
+    (with line)."""
     path, file = existing(path)
     text = decode_text(path.read_bytes(), file)
     if not text.strip():
@@ -229,6 +231,8 @@ def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[in
         if isinstance(node, yaml.SequenceNode):
             lines = {i: item.start_mark.line + 1 for i, item in enumerate(node.value)}
         return value, lines
+    if path.suffix.lower() == ".jsonl":  # one line too: one record, not one document
+        return _lines_read(path)
     try:
         return loads_json(text), {}
     except ParseError as exc:
@@ -239,10 +243,11 @@ def load_structured(path: Path, *, empty_ok: bool = False) -> tuple[Any, dict[in
 
 
 def _json_lines(path: Path, text: str, exc: ParseError) -> tuple[list[Any], dict[int, int]] | None:
-    """A `.json` file that holds JSON lines (one object a line, as `review export --out x.json`
-    and many tools write them), read as their list with each record's line; None when the first
-    record is not one whole line (then the file is JSON with an error where `exc` says). A bad
-    line of such a file is a DataError naming its line, as in a `.jsonl` file."""
+    """A `.json` file that holds JSON lines (one object a line, as many tools' exports and an
+    earlier memgauge's `review export --out x.json` write them), read as their list with each
+    record's line; None when the first record is not one whole line (then the file is JSON
+    with an error where `exc` says). A bad line of such a file is a DataError naming its line,
+    as in a `.jsonl` file."""
     first = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
     if exc.line is None or exc.line < 2 or not first.rstrip().endswith("}"):
         return None
@@ -250,6 +255,11 @@ def _json_lines(path: Path, text: str, exc: ParseError) -> tuple[list[Any], dict
         loads_json(first)
     except ParseError:
         return None
+    return _lines_read(path)
+
+
+def _lines_read(path: Path) -> tuple[list[Any], dict[int, int]]:
+    """The records of JSON lines `path` and the line of each; DataError naming each bad line."""
     problems: list[Problem] = []
     found = list(iter_jsonl(path, problems))
     if problems:

@@ -32,11 +32,9 @@ from pydantic import (
     SerializationInfo,
     SerializeAsAny,
     SerializerFunctionWrapHandler,
-    field_validator,
     model_serializer,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from memgauge._util.clock import utc_now
 from memgauge._util.listing import counted
@@ -634,15 +632,6 @@ class RunRecord(_Record):
     )
     n_items: int = Field(default=0, description="Items planned.")
     summary: RunSummary | None = Field(default=None, description="Aggregates, once computed.")
-
-    @field_validator("run_id")
-    @classmethod
-    def _a_run_id(cls, run_id: str) -> str:
-        # a bundle's "" or "../../etc" was imported as it was: a run no command could name
-        problem = run_id_problem(run_id)
-        if problem is not None:  # a custom error: pydantic's ValueError reads "Value error, ..."
-            raise PydanticCustomError("run_id", "{problem}", {"problem": problem})
-        return run_id
 
 
 class RunPlan(NamedTuple):

@@ -220,7 +220,7 @@ def trace_summary(path: str | Path) -> str:
     unlabelled = [ln for ln in lines if ln.unlabelled]
     tags = sorted({t for ln in unlabelled for t in ln.tags})
     return (
-        f"{len(lines)} recorded outputs: {len(lines) - len(unlabelled)} of labelled cases, "
-        f"{len(unlabelled)} unlabelled trace lines"
+        f"{counted(len(lines), 'recorded output')}: {len(lines) - len(unlabelled)} of labelled"
+        f" cases, {counted(len(unlabelled), 'unlabelled trace line')}"
         + (f" (tags: {', '.join(tags)})" if tags else "")
     )

@@ -25,11 +25,12 @@ import itertools
 import math
 import threading
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, on_command_line
 from memgauge.online import ab
 from memgauge.online.shadow import Search, ShadowRunner, bucket
 from memgauge.stats.sequential import DEFAULT_GRADUATION, SPRTState
@@ -37,7 +38,7 @@ from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.flags import FLAG_FIELDS, FlagStore
 from memgauge.store.seed_rows import metric_family
 from memgauge.store.shadow import ShadowStore
-from memgauge.store.url import StoreURL, store_url
+from memgauge.store.url import StoreURL, store_given_as, store_url
 
 __all__ = [
     "FeatureFlag",
@@ -232,7 +233,9 @@ class Flags:
         self._flags: dict[str, FeatureFlag] = {}
         self._stop = threading.Event()
         self._feed_lock = threading.Lock()
-        self.refresh()
+        # a store not there yet is to be given as this caller gives it: Flags(PATH) from Python
+        with nullcontext() if on_command_line() else store_given_as("as Flags(PATH)"):
+            self.refresh()
         self._thread: threading.Thread | None = None
         if refresh_s > 0:
             self._thread = threading.Thread(

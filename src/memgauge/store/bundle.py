@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from memgauge._util.model import Model
 from memgauge._util.numbers import INT64_MAX
-from memgauge.data.records import ItemRecord, RunRecord
+from memgauge.data.records import ItemRecord, RunRecord, run_id_problem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store import item_rows
 from memgauge.store.headline import headline
@@ -121,8 +121,9 @@ def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
 
 def read_bundle(path: Path, *, most: int = INT64_MAX) -> list[dict[str, Any]]:
     """The runs of the bundle at `path`, validated (DataError naming the file and field);
-    `most`: the largest count (of usage, a task's items, a failure's attempt) the store it
-    goes to holds (PostgreSQL's INTEGER columns: `INT32_MAX`)."""
+    `most`: the largest integer (a count of usage, a task's or the run's items, an item's
+    position or attempts, a failure's attempt, the run's pid) the store it goes to holds
+    (PostgreSQL's INTEGER columns: `INT32_MAX`); less than -most - 1 is refused too."""
 
     def bad(field: str | None, message: str, line: int | None = None) -> DataError:
         return DataError(Problem(str(path), line, field, message))
@@ -184,6 +185,11 @@ def read_bundle(path: Path, *, most: int = INT64_MAX) -> list[dict[str, Any]]:
             )
             where = f"runs.{n}.run"
             run = RunRecord.model_validate(entry["run"])
+            # a bundle's "" or "../../etc" was imported as it was: a run no command could name;
+            # checked here, where a run comes in: a store's runs are read as they are
+            problem = run_id_problem(run.run_id)
+            if problem is not None:
+                raise bad(f"{where}.run_id", problem)
             items = []
             for i, item in enumerate(given):
                 where = f"runs.{n}.items.{i}"
@@ -191,13 +197,12 @@ def read_bundle(path: Path, *, most: int = INT64_MAX) -> list[dict[str, Any]]:
         except ValidationError as exc:
             err = exc.errors()[0]
             raise bad(".".join(str(p) for p in (where, *err["loc"])), err["msg"]) from None
-        for field, count in _counts(parts):
-            if count > most:
-                # PostgreSQL's "integer out of range" ended the import: exit 70
-                raise bad(
-                    f"runs.{n}.{field}",
-                    f"{count} is more than the store's integer columns hold ({most})",
-                )
+        for field, count in _counts(parts, run, items):
+            if not -most - 1 <= count <= most:
+                # PostgreSQL's "integer out of range", SQLite's OverflowError: exit 70
+                than, bound = ("more", most) if count > most else ("less", -most - 1)
+                said = f"{count} is {than} than the store's integer columns hold ({bound})"
+                raise bad(f"runs.{n}.{field}", said)
         out.append({**parts.model_dump(), "run": run, "items": items})
     # a second copy of a run, of a run's task or item ended the import in the store's UNIQUE
     # constraint (exit 70)
@@ -224,12 +229,21 @@ def read_bundle(path: Path, *, most: int = INT64_MAX) -> list[dict[str, Any]]:
     return out
 
 
-def _counts(parts: _Entry) -> Iterator[tuple[str, int]]:
-    """(field, value) of each count of `parts` the store keeps in an integer column."""
+def _counts(
+    parts: _Entry, run: RunRecord, items: Sequence[ItemRecord]
+) -> Iterator[tuple[str, int]]:
+    """(field, value) of each integer of a bundle's run the store keeps in an integer column:
+    `parts`' counts, the run's, and its items' (their failures' attempts too)."""
     for model, usage in parts.usage.items():
         yield from ((f"usage.{model}.{k}", v) for k, v in usage.model_dump().items())
     yield from ((f"tasks.{i}.n_items", t.n_items) for i, t in enumerate(parts.tasks))
     yield from ((f"run_failures.{i}.attempt", f.attempt) for i, f in enumerate(parts.run_failures))
+    yield from ((f"run.{k}", v) for k in ("n_items", "pid") if (v := getattr(run, k)) is not None)
+    for i, item in enumerate(items):
+        yield from ((f"items.{i}.{k}", getattr(item, k)) for k in ("seq", "attempts", "repeat"))
+        yield from (
+            (f"items.{i}.failures.{j}.attempt", f.attempt) for j, f in enumerate(item.failures)
+        )
 
 
 def _repeated(keys: Sequence[Hashable]) -> Iterator[tuple[int, int]]:

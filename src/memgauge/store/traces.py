@@ -19,6 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from memgauge._util.numbers import INT32_MAX
 from memgauge.data.tracing import LLMCall, Retrieval, Span, ToolCall, Trace, TraceSet
 from memgauge.data.tracing.model import as_text
 from memgauge.store.base import Store
@@ -93,13 +94,19 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def _tokens(calls: Sequence[LLMCall], part: str) -> int | None:
-    """The sum over the calls that gave a count; None (n/a) when none did, never 0."""
+def _tokens(calls: Sequence[LLMCall], part: str, past: list[int]) -> int | None:
+    """The sum over the calls that gave a count; None (n/a) when none did, never 0, and when
+    it passes what every store's INTEGER column keeps (each count does not: `token_count`),
+    counted in `past`."""
     known = [n for c in calls if (n := getattr(c, f"{part}_tokens")) is not None]
-    return sum(known) if known else None
+    total = sum(known)
+    if total > INT32_MAX:
+        past[0] += 1
+        return None
+    return total if known else None
 
 
-def _trace_row(trace: Trace, fmt: str, source: str, now: str) -> dict[str, Any]:
+def _trace_row(trace: Trace, fmt: str, source: str, now: str, past: list[int]) -> dict[str, Any]:
     starts = [s.start_ns for s in trace.spans if s.start_ns is not None]
     ends = [s.end_ns for s in trace.spans if s.end_ns is not None]
     root = next((s for s in trace.spans if s.span_id == trace.root_span_id), None)
@@ -119,7 +126,10 @@ def _trace_row(trace: Trace, fmt: str, source: str, now: str) -> dict[str, Any]:
         "n_retrievals": len(trace.retrievals),
         "n_tool_calls": len(trace.tool_calls),
         "n_llm_calls": len(trace.llm_calls),
-        **{f"{p}_tokens": _tokens(trace.llm_calls, p) for p in ("prompt", "completion", "total")},
+        **{
+            f"{p}_tokens": _tokens(trace.llm_calls, p, past)
+            for p in ("prompt", "completion", "total")
+        },
         "imported_at": now,
     }
 
@@ -214,12 +224,12 @@ class TraceStore(Store):
 
     def put(self, traces: TraceSet) -> dict[str, int]:
         """Keep every trace of `traces`, each replacing a stored one of its id, in one
-        transaction; the counts: traces_stored, of which traces_replaced, and
-        span_texts_cut (texts cut at TEXT_LIMIT)."""
+        transaction; the counts: traces_stored, of which traces_replaced, span_texts_cut
+        (texts cut at TEXT_LIMIT) and trace_token_sums_past_32_bits_not_kept (n/a)."""
         now = datetime.now(UTC).isoformat()
         ids = [t.trace_id for t in traces.traces]
-        cuts = [0]
-        rows = [_trace_row(t, traces.format, traces.source, now) for t in traces.traces]
+        cuts, past = [0], [0]
+        rows = [_trace_row(t, traces.format, traces.source, now, past) for t in traces.traces]
         spans = [_span_row(i, s, cuts) for t in traces.traces for i, s in enumerate(t.spans)]
         replaced = 0
         with self._write_tx() as c:
@@ -236,6 +246,8 @@ class TraceStore(Store):
         counts = {"traces_stored": len(rows), "traces_replaced": replaced}
         if cuts[0]:
             counts["span_texts_cut"] = cuts[0]
+        if past[0]:
+            counts["trace_token_sums_past_32_bits_not_kept"] = past[0]
         return counts
 
     def _where(

@@ -55,7 +55,7 @@ from memgauge._util.listing import counted
 from memgauge._util.numbers import POWER, fmean
 from memgauge.aggregates.targets import By, MeasureRef, compared_value, unmatched_error
 from memgauge.data.records import MeasureValue, RunRecord
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 
 __all__ = [
     "EXACT_EVALUATORS",
@@ -489,7 +489,8 @@ def evaluate_gate(
     """
     kinds = kinds or {}
     current_measures = _measures(current)
-    error = unmatched_error(list(current_measures.values()), cfg.measures, "--measure")
+    measures = argument("measures", flag="--measure")  # as its caller wrote it
+    error = unmatched_error(list(current_measures.values()), cfg.measures, measures)
     if error is not None:
         raise error
     names = {key[2] for key in current_measures} | {

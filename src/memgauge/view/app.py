@@ -33,13 +33,13 @@ from memgauge._util.numbers import INT64_MAX
 from memgauge._util.preload import preload
 from memgauge.aggregates.repeats import repeats_of
 from memgauge.data.records import repeat_id
-from memgauge.errors import UsageError, argument
+from memgauge.errors import UsageError
 from memgauge.optimize import find_study
 from memgauge.runs.run_comparison import Comparison
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.run_pages import SHOWS, SORTS, ItemQuery, RunReader
 from memgauge.store.shadow import ShadowStore
-from memgauge.store.url import StoreURL, store_url
+from memgauge.store.url import StoreURL, nothing_recorded, store_url
 from memgauge.view.history import (
     ab_page,
     compare_page,
@@ -439,9 +439,7 @@ def create_app(
     watches and those of the state files `watch_states` (`memgauge.view.watch`)."""
     url = store_url(store)
     if not url.exists():
-        raise UsageError(
-            f"no results store at {url}; give the right one with {argument('store', 'PATH')}"
-        )
+        raise UsageError(f"no results store at {url}: {nothing_recorded()}")
     views = _Views(url, nav=None if reviewer is None else [*NAV, ("Review", "/review")])
     pages = {
         "/": views.runs,

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from memgauge.data.environment import memgauge_home
+from memgauge.errors import UsageError
 from memgauge.online.watch import STATE_VERSION, WatchState
 from memgauge.store.url import StoreURL
 from memgauge.view import charts
@@ -221,7 +223,10 @@ class WatchViews:
         return [Route("/watch", guard(self.watches))]
 
     async def watches(self, request: Request) -> Response:
-        entries = watch_entries(self.store, self.extra)
+        try:
+            entries = watch_entries(self.store, self.extra)
+        except UsageError as exc:  # MEMGAUGE_HOME is no directory: named, not "internal error"
+            raise HTTPException(500, str(exc)) from None
         return self._page(
             render(
                 "watch.html",

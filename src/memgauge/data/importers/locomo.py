@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -273,12 +273,14 @@ def _sample_problems(file: str, where: str, sample: Any) -> list[Problem]:
 def _read(path: str | Path) -> list[Any]:
     """The samples of a LoCoMo file, every wrong-typed field refused at once (a DataError
     naming the file and each field; LoCoMo's own scripts would crash on them)."""
-    raw = load_structured(Path(path))[0]
+    raw, lines = load_structured(Path(path))
     file = str(path)
     if not isinstance(raw, list):
         raise DataError(Problem(file, None, None, "LoCoMo is a JSON list of samples"))
     problems = [
-        p for si, sample in enumerate(raw) for p in _sample_problems(file, f"[{si}]", sample)
+        replace(p, line=lines.get(si))  # a sample's line in JSON lines; None in a JSON list
+        for si, sample in enumerate(raw)
+        for p in _sample_problems(file, f"[{si}]", sample)
     ]
     if problems:
         raise DataError(problems)

@@ -155,19 +155,21 @@ def _retrieval(run: dict[str, Any], span_id: str, report: ImportReport) -> Retri
             "inputs.query",
             "a retriever run needs its query (a non-empty string)",
         )
-    docs = _get(run, "outputs", "documents")
+    outputs = run.get("outputs")
+    field, docs = "outputs.documents", _get(outputs, "documents")
     if docs is None:  # `@traceable(run_type="retriever")` wraps the returned list
-        docs = _unwrap(run.get("outputs"), "output")
+        docs = _unwrap(outputs, "output")
+        field = "outputs" if docs is outputs else "outputs.output"  # the field read
     if not isinstance(docs, list):
         raise DroppedSpanError(
             "retriever_spans_documents_not_a_list_dropped",
-            "outputs.documents",
+            field,
             f"is {json_type(docs)}, not a list of documents",
         )
     if any(not isinstance(d, dict) for d in docs):
         raise DroppedSpanError(
             "retriever_spans_documents_not_objects_dropped",
-            "outputs.documents",
+            field,
             "holds something other than document objects",
         )
     ids: list[str] = []

@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 from pydantic import ConfigDict, Field
 
 from memgauge._util.model import Model
-from memgauge._util.numbers import INT64_MAX
+from memgauge._util.numbers import INT32_MAX
 from memgauge.data.importers.common import ImportReport
 
 __all__ = [
@@ -157,14 +157,15 @@ def as_text(value: Any) -> str | None:
 
 
 def token_count(value: Any, report: ImportReport) -> int | None:
-    """A token count as a trace export writes it: an integer from 0 to 2**63-1 (what the
-    store keeps, and JSON reads), or a float that is one (Phoenix's export: pandas writes a
-    column with a null as floats). Anything else (a string, a negative or fractional number,
-    a boolean, 1e30) is None, counted in `report` (`llm_token_counts_not_counts_ignored`)."""
+    """A token count as a trace export writes it: an integer from 0 to 2**31-1 (what every
+    store keeps: PostgreSQL's INTEGER columns hold 32 bits; no model call comes near), or a
+    float that is one (Phoenix's export: pandas writes a column with a null as floats).
+    Anything else (a string, a negative or fractional number, a boolean, 2**31, 1e30) is None,
+    counted in `report` (`llm_token_counts_not_counts_ignored`)."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if value is None or (
-        not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= INT64_MAX
+        not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= INT32_MAX
     ):
         return value
     report.add("llm_token_counts_not_counts_ignored")
