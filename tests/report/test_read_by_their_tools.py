@@ -318,10 +318,73 @@ def test_exports_read_by_pandas_and_pyarrow_hold_the_stored_values(
         assert parquet["exact.passed"].tolist()[n] is (None if failed else rec["score"] == 1.0)
 
 
-def test_md_text_shows_every_character_it_keeps(tmp_path: Path) -> None:
-    """markdown-it's text of an escaped cell is the text itself (white space made one space)."""
-    samples = [HOSTILE, "&copy; &#60; &amp;", "`x|y`", "~~s~~", "*a* **b** _c_", "[x](y) ![i](j)"]
-    samples += ["<http://a.b>", "a\\", "#1", "- a", "1. x", "> q", "<!-- c -->", "\\`", "]["]
-    for text in samples:
-        (table,) = _md_tables(f"| h |\n|---|\n| {md_text(text)} |\n")
-        assert table[1] == [_shown(text)], text
+#: texts that mean something to Markdown in a table cell, at the start of a line or at the end
+#: of a heading
+MD_SAMPLES = [HOSTILE, "&copy; &#60; &amp;", "`x|y`", "~~s~~", "*a* **b** _c_", "[x](y) ![i](j)"]
+MD_SAMPLES += ["<http://a.b>", "a\\", "#1", "# h", "- a", "+ b", "1. x", "2) y", "> q", "\\`"]
+MD_SAMPLES += ["<!-- c -->", "][", "---", "--", "===", "+", "support bot #", "v2 ##", "#"]
+MD_SAMPLES += ["a # b #"]
+MD_SAMPLES += ["-0.5", "+0.000", "1.5", "x#"]
+
+
+def _md_blocks(md: str) -> list[tuple[str, str]]:
+    """Each text markdown-it makes of `md`, with the blocks it sits in (`/`-joined, list items
+    and paragraphs left out: `bullet_list`, `heading`, `paragraph` for none)."""
+    parser = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table")
+    blocks, stack = [], []
+    for token in parser.parse(md):
+        if token.nesting == 1:
+            stack.append(token.type.removesuffix("_open"))
+        elif token.nesting == -1:
+            stack.pop()
+        elif token.type == "inline":
+            inside = [t for t in stack if t not in ("list_item", "paragraph")]
+            blocks.append(("/".join(inside) or "paragraph", _inline_text(token)))
+    return blocks
+
+
+@pytest.mark.parametrize("text", MD_SAMPLES)
+def test_md_text_shows_every_character_it_keeps_wherever_it_goes(text: str) -> None:
+    """markdown-it's text of an escaped text is the text itself (white space made one space):
+    in a table cell, starting a list item or a line, and ending a heading."""
+    shown, escaped = _shown(text), md_text(text)
+    (table,) = _md_tables(f"| h |\n|---|\n| {escaped} |\n")
+    assert table[1] == [shown]
+    assert _md_blocks(f"- {escaped}: n/a\n") == [("bullet_list", f"{shown}: n/a")]
+    assert _md_blocks(f"para\n{escaped}\n") == [("paragraph", f"para\n{shown}")]
+    assert _md_blocks(f"# Memory audit: {escaped}\n") == [("heading", f"Memory audit: {shown}")]
+
+
+def test_a_name_ending_in_hashes_keeps_them_in_the_report_headings(
+    tmp_path: Path, llm_server: Any
+) -> None:
+    """`summary.md`'s and the audit report's first heading end with the dataset's name: a
+    name ending in ` #` kept its `#` (a heading's closing sequence otherwise)."""
+    name = "support bot #"
+    data = tmp_path / "ds"
+    data.mkdir()
+    (data / "dataset.yaml").write_text(yaml.safe_dump({"name": name}))
+    rows = {
+        "memories": [{"id": "m1", "text": "stripe webhooks are idempotent"}],
+        "queries": [{"id": "q1", "text": "stripe webhooks", "category": "1. intro"}],
+        "judgments": [{"query_id": "q1", "memory_id": "m1", "grade": 2}],
+    }
+    for file, records in rows.items():
+        (data / f"{file}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "out"
+    args = ["evaluate", str(data), "-s", "lexical", "--resamples", "100", "--no-store"]
+    cli_output([*args, "--quiet", "--out", str(out)])
+    summary = _md_blocks((out / "summary.md").read_text(encoding="utf-8"))
+    assert summary[0] == ("heading", f"Retrieval evaluation: {name}")
+
+    llm_server.respond(lambda _payload: "I do not know")
+    conversation = {
+        "id": "c1",
+        "turns": [{"role": "user", "content": "I live in Oslo", "timestamp": "2024-01-15"}],
+        "facts": [{"id": "f1", "content": "User lives in Oslo", "timestamp": "2024-01-15"}],
+    }
+    (tmp_path / "audit.json").write_text(json.dumps({"id": name, "conversations": [conversation]}))
+    args = ["audit", str(tmp_path / "audit.json"), "--agent", "chat", "--scoring", "offline"]
+    cli_output([*args, "--output", str(tmp_path / "audit"), "--store", str(tmp_path / "r.db")])
+    report = _md_blocks((tmp_path / "audit" / "report.md").read_text(encoding="utf-8"))
+    assert report[0] == ("heading", f"Memory audit: {name}")
