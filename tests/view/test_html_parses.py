@@ -67,6 +67,7 @@ def test_every_page_parses_without_error_and_payloads_stay_text(
         f"/runs/{hostile}/items",
         f"/traces/{quote(viewer_store.hostile_trace, safe='')}",
         f"/optimizations/{viewer_store.hostile_optimization}",
+        f"/compare?a={viewer_store.judged[0]}&b={viewer_store.judged[-1]}",
         *("/", "/review", "/traces", "/ab", "/watch"),
     ]
     queue, seen, per_path = list(start), set(start), Counter[str]()
