@@ -253,12 +253,17 @@ def test_metrics_tables_keep_run_names_whole(tmp_path: Path) -> None:
 # --- CSV, JSON lines, Parquet ---------------------------------------------------------------
 
 
+#: ids a reader takes for numbers, ids holding a separator, a quote or a newline, and one a
+#: spreadsheet would run as a formula
+EXPORT_IDS = ["007", "1e5", "0x1F", "12", *IDS[2:], "@alice"]
+
+
 def _failing_run(root: Path) -> tuple[str, str]:
     """A run of an agent that fails every other item (ids a reader takes for numbers, texts
     with quotes, separators and newlines): its store and id."""
     items = [
         {"id": item_id, "input": f"q {n} {'boom' if n % 2 else ''} {HOSTILE}", "expected": f"A{n}"}
-        for n, item_id in enumerate(["007", "1e5", "0x1F", "12", *IDS[2:]])
+        for n, item_id in enumerate(EXPORT_IDS)
     ]
     agent = {
         "target": "lookup_agents:LookupAgent",
@@ -288,17 +293,18 @@ def test_exports_read_by_pandas_and_pyarrow_hold_the_stored_values(
     for fmt, path in files.items():
         cli_output(["runs", "export", run_id, "--store", db, "--format", fmt, "--out", str(path)])
     stored = [json.loads(line) for line in files["jsonl"].read_text("utf-8").splitlines()]
-    assert len(stored) == 7
-
-    # ids are text: the CSV's read as text, the JSON lines' and Parquet's typed so
+    # ids are text: the CSV's read as text, the JSON lines' and Parquet's typed so; the CSV,
+    # for spreadsheets, writes a formula's first character behind a quote (README)
     csv_text = pd.read_csv(files["csv"], dtype=str, keep_default_na=False)
     csv_typed = pd.read_csv(files["csv"])
     lines = pd.read_json(files["jsonl"], lines=True, dtype={"item_id": str})
     parquet = pq.read_table(files["parquet"]).to_pandas()
     ids = [r["item_id"] for r in stored]
-    assert ids == ["007", "1e5", "0x1F", "12", *IDS[2:]]
-    for frame in (csv_text, csv_typed, lines, parquet):
+    assert ids == EXPORT_IDS
+    for frame in (lines, parquet):
         assert frame["item_id"].tolist() == ids
+    for frame in (csv_text, csv_typed):
+        assert frame["item_id"].tolist() == [*ids[:-1], "'@alice"]
     # texts with quotes, separators, tabs and newlines come back whole
     assert csv_text["input"].tolist() == parquet["input"].tolist()
     assert [r["input"]["text"] for r in stored] == parquet["input"].tolist()
