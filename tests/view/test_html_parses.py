@@ -36,8 +36,10 @@ def _parsed(src: str, where: str) -> Any:
         for (line, col), code, data in parser.errors
     ]
     assert not errors, (where, errors[:5])
-    ids = Counter(e.get("id") for e in doc.iter() if e.get("id"))
+    ids = Counter(e.get("id") for e in doc.iter() if e.get("id") is not None)
     assert not [i for i, n in ids.items() if n > 1], (where, ids.most_common(3))
+    # an id is one token: HTML allows no white space in it, and no empty one
+    assert not [i for i in ids if not i or any(c.isspace() for c in i)], (where, list(ids))
     return doc
 
 
