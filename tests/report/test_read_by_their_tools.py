@@ -364,9 +364,10 @@ def test_md_text_shows_every_character_it_keeps_wherever_it_goes(text: str) -> N
 def test_a_name_ending_in_hashes_keeps_them_in_the_report_headings(
     tmp_path: Path, llm_server: Any
 ) -> None:
-    """`summary.md`'s and the audit report's first heading end with the dataset's name: a
-    name ending in ` #` kept its `#` (a heading's closing sequence otherwise)."""
-    name = "support bot #"
+    """`summary.md`'s and the audit report's first heading end with the dataset's name, and a
+    note starts a line with it: a name ending in ` #` kept its `#` (a heading's closing
+    sequence otherwise), one starting with `# ` stays text."""
+    name = "# support bot #"
     data = tmp_path / "ds"
     data.mkdir()
     (data / "dataset.yaml").write_text(yaml.safe_dump({"name": name}))
@@ -382,6 +383,16 @@ def test_a_name_ending_in_hashes_keeps_them_in_the_report_headings(
     cli_output([*args, "--quiet", "--out", str(out)])
     summary = _md_blocks((out / "summary.md").read_text(encoding="utf-8"))
     assert summary[0] == ("heading", f"Retrieval evaluation: {name}")
+    # the measures' note starts a line with the name: a paragraph still, the name whole
+    assert ("paragraph", f"{name}: 1 memories, 1 queries, 1 judgments") in [
+        (kind, text.split(" · ")[0]) for kind, text in summary
+    ]
+    # every table as GitHub draws it, the first one's value that of result.json
+    result = json.loads((out / "result.json").read_text())
+    measures = _md_tables((out / "summary.md").read_text(encoding="utf-8"))[0]
+    rr = result["systems"][0]["metrics"]["RR@10"]
+    want = f"{rr['value']:.3f} [{rr['ci_low']:.3f}, {rr['ci_high']:.3f}] (n={rr['n_scored']})"
+    assert measures[1][measures[0].index("RR@10")] == want
 
     llm_server.respond(lambda _payload: "I do not know")
     conversation = {
