@@ -250,6 +250,26 @@ def test_metrics_tables_keep_run_names_whole(tmp_path: Path) -> None:
             assert [float(c.strip("*")) for c in row[2:]] == want
 
 
+def test_a_mean_of_nothing_is_n_a_with_its_count_in_every_table(tmp_path: Path) -> None:
+    """A system with no scored query for a measure (every query without a relevant document,
+    skipped): n/a with the count, 0 scored, in the terminal's, Markdown's and LaTeX's table
+    alike, as `--json` has it; never a bare n/a, never 0."""
+    (tmp_path / "qrels.txt").write_text("1 0 d1 0\n2 0 d2 0\n")
+    runs = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    for run in runs:
+        run.write_text("1 Q0 d1 1 2.0 t\n2 Q0 d2 1 1.0 t\n")
+    args = ["metrics", str(tmp_path / "qrels.txt"), *map(str, runs), *FAST, "-m", "P@1"]
+    args += ["--no-relevant", "skip"]
+    doc = json.loads(cli_output([*args, "--json"]))
+    assert doc["means"]["P@1"] == {"a.txt": None, "b.txt": None}
+    assert doc["n_scored"]["P@1"] == {"a.txt": 0, "b.txt": 0}
+    (table,) = _md_tables(cli_output([*args, "--format", "markdown"]))
+    _, *body = _latex_cells(cli_output([*args, "--format", "latex"]))
+    for rows in (table[1:], body):
+        assert [r[2] for r in rows] == ["n/a (0 scored)"] * 2
+    assert cli_output(args).count("n/a (0 scored)") == 2
+
+
 # --- CSV, JSON lines, Parquet ---------------------------------------------------------------
 
 
