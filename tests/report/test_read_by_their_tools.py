@@ -304,6 +304,36 @@ def _failing_run(root: Path) -> tuple[str, str]:
     ]
 
 
+def test_the_gate_comment_gives_a_measure_of_nothing_its_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subject that failed every item has no score: the pull-request comment's cell is n/a
+    with its count, as `--json` has it (`n_scored` 0), never a bare n/a."""
+    monkeypatch.syspath_prepend(str(SUBJECTS_DIR))
+    items = [{"id": f"i{n}", "input": f"q {n} boom", "expected": f"A{n}"} for n in range(3)]
+    agent = {"target": "lookup_agents:LookupAgent", "kwargs": {"fail_on": ["boom"]}}
+    spec = {
+        "name": "fails",
+        "max_failure_rate": 1.0,
+        "subjects": {"broken": {"python": agent}},
+        "tasks": [
+            {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["exact"]}
+        ],
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(spec))
+    db = str(tmp_path / "r.db")
+    for _ in range(2):
+        cli_output(["run", str(tmp_path / "suite.yaml"), "--store", db])
+    md = tmp_path / "gate.md"
+    gate = ["gate", str(tmp_path / "suite.yaml"), "--store", db, "--no-learn"]
+    doc = last_json(cli_output([*gate, "--json", "--markdown", str(md)]))
+    (check,) = doc["metrics"]
+    assert (check["current"], check["n_scored"]) == (None, 0)
+    (table,) = _md_tables(md.read_text(encoding="utf-8"))
+    (row,) = table[1:]
+    assert row[table[0].index("current (95% CI)")] == "n/a (0 scored)"
+
+
 def test_exports_read_by_pandas_and_pyarrow_hold_the_stored_values(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
