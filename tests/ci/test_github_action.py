@@ -41,12 +41,17 @@ DOCS_TESTS = ROOT / "tests" / "docs"
 ACTIONS_BOT = {"login": "github-actions[bot]", "type": "Bot"}
 
 
+#: GitHub's longest comment body, in characters (its 422 says so)
+MAX_COMMENT = 65536
+
+
 class FakeGitHub(FakeREST):
     """Issue comments of one repository, over the REST paths the script calls. Like GitHub:
     `GET /user` answers 403 for an installation token (`me=None`, the default GITHUB_TOKEN,
     whose comments are by github-actions[bot]) and the token's user for a user's token; lists
     page at `per_page` (at most `per_page_cap`) with a `Link: <...>; rel="next"` header;
-    `refuse` answers a method (`POST`, `PATCH`) with that status instead."""
+    `refuse` answers a method (`POST`, `PATCH`) with that status instead; a body longer than
+    GitHub takes is its 422."""
 
     def __init__(
         self,
@@ -79,6 +84,10 @@ class FakeGitHub(FakeREST):
             return 404, {"message": "Not Found"}
         if method in self.refuse:
             return self.refuse[method], {"message": "Resource not accessible by integration"}
+        if method in ("POST", "PATCH") and len(body["body"]) > MAX_COMMENT:
+            error = {"resource": "IssueComment", "code": "unprocessable", "field": "data"}
+            error["message"] = f"Body is too long (maximum is {MAX_COMMENT} characters)"
+            return 422, {"message": "Validation Failed", "errors": [error]}
         if method == "GET" and parts[5:] == ["comments"]:
             page = int(query.get("page", ["1"])[0])
             per = min(int(query.get("per_page", ["30"])[0]), self.cap)
@@ -501,6 +510,36 @@ def test_on_error_warn_turns_each_refusal_into_one_annotation(
         # without --on-error warn, the same refusal is exit 1 and an error
         assert github_main(_body(tmp_path), env) == 1
         assert said in capsys.readouterr().err
+
+
+def test_a_summary_longer_than_a_comment_takes_is_cut_at_a_line_and_says_so(
+    tmp_path: Path, github: FakeGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gate over many subjects and tasks outgrows GitHub's 65,536 characters: the comment
+    keeps the first whole lines that fit (characters outside the BMP count twice, as in
+    UTF-16) and says how many it left to the job summary, instead of failing."""
+    head = "### memgauge gate: fail\n\n| subject | measure | current |\n|---|---|---:|\n"
+    rows = [f"| subject {n} \U0001f600 {'x' * 60} | nDCG@10 | 0.{n:04d} |\n" for n in range(2000)]
+    body = tmp_path / "gate.md"
+    body.write_text(head + "".join(rows), encoding="utf-8")
+    env = _pr_env(tmp_path, github.url)
+    assert github_main(["comment", "--body-file", str(body)], env) == 0
+    assert "created comment" in capsys.readouterr().out
+    (posted,) = [c["body"] for c in github.comments]
+    assert len(posted.encode("utf-16-le")) // 2 <= MAX_COMMENT
+    marker, rest = posted.split("\n", 1)
+    assert marker == marker_line("gate")
+    kept, note = rest.rsplit("\n\n", 1)
+    assert (kept + "\n").startswith(head)
+    n_kept = len(kept.splitlines()) - len(head.splitlines())
+    assert kept.splitlines()[-1] + "\n" == rows[n_kept - 1]  # whole lines, the last one whole
+    assert n_kept > 500
+    assert f"{len(rows) - n_kept} more lines" in note
+    assert "job summary" in note
+    # a body that fits is posted as it is
+    body.write_text(head + "".join(rows[:10]), encoding="utf-8")
+    assert github_main(["comment", "--body-file", str(body)], env) == 0
+    assert github.comments[0]["body"] == f"{marker_line('gate')}\n{head}{''.join(rows[:10])}"
 
 
 def test_on_error_warn_says_when_github_cannot_be_reached(

@@ -160,6 +160,112 @@ def test_the_openapi_file_describes_every_endpoint_the_client_calls() -> None:
     assert all("post" in p for p in spec["paths"].values())
 
 
+def _validators(spec: dict[str, Any]) -> dict[tuple[str, ...], Any]:
+    """OpenAPI 3.1 schema validators (formats checked) of what `spec` says each path takes,
+    keyed `(path, "requestBody")`, and gives back as JSON, keyed `(path, "responses",
+    status)`."""
+    from openapi_schema_validator import OAS31Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    registry = Registry().with_resource(
+        "urn:spec", Resource.from_contents(spec, default_specification=DRAFT202012)
+    )
+    keys = [
+        (path, *where)
+        for path, item in spec["paths"].items()
+        for where in [
+            ("requestBody",),
+            *[
+                ("responses", code)
+                for code, r in item["post"]["responses"].items()
+                if "content" in r
+            ],
+        ]
+    ]
+    return {
+        key: OAS31Validator(
+            {
+                "$ref": "urn:spec#"
+                + "/".join(["/paths", key[0].replace("/", "~1"), "post", *key[1:]])
+                + "/content/application~1json/schema"
+            },
+            registry=registry,
+            format_checker=OAS31Validator.FORMAT_CHECKER,
+        )
+        for key in keys
+    }
+
+
+def test_requests_sent_and_answers_of_the_example_service_validate_against_the_openapi(
+    service: tuple[Service, str],
+    demo_dir: Path,
+    run_suite_json: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """docs/http-subject.openapi.yaml is a valid OpenAPI document, and every request memgauge
+    sends (memories with tiers, folders, sessions and times, searches with a session context,
+    questions with and without a history) and every answer of the example service fits it."""
+    from openapi_spec_validator import validate
+
+    from memgauge.cli.main import main
+
+    spec = yaml.safe_load((ROOT / "docs" / "http-subject.openapi.yaml").read_text())
+    validate(spec)
+    svc, url = service
+    handle, exchanged = svc.handle, []
+
+    def recording(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        status, payload = handle(path, body)
+        exchanged.append((path, body, status, payload))
+        return status, payload
+
+    svc.handle = recording
+    system = tmp_path / "http.yaml"
+    system.write_text(yaml.safe_dump({"http": {"base_url": url}}))
+    args = ["evaluate", str(demo_dir), "-s", str(system), "--no-store", "--quiet"]
+    args += ["--resamples", "100"]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    items = [
+        {
+            "id": "h",
+            "input": "What colour is the boat?",
+            "expected": "blue",
+            "history": [
+                {
+                    "role": "user",
+                    "content": "The boat is blue",
+                    "timestamp": "2024-01-15T09:00:00Z",
+                },
+                {"role": "assistant", "content": "Noted."},
+            ],
+        },
+        {"id": "n", "input": "Which port does the API listen on?", "expected": "8080"},
+    ]
+    agent = {"svc": {"http": {"base_url": url, "agent": True}}}
+    task = {"name": "qa", "kind": "expected-output", "items": items, "evaluators": ["icontains"]}
+    code, _ = run_suite_json({"name": "http-agent", "subjects": agent, "tasks": [task]})
+    assert code == 0
+
+    validators, seen = _validators(spec), set()
+    for path, body, status, payload in exchanged:
+        errors = [e.message for e in validators[path, "requestBody"].iter_errors(body)]
+        assert not errors, (path, body, errors)
+        assert str(status) in spec["paths"][path]["post"]["responses"], (path, status)
+        if (path, "responses", str(status)) in validators:
+            check = validators[path, "responses", str(status)]
+            errors = [e.message for e in check.iter_errors(payload)]
+            assert not errors, (path, payload, errors)
+        seen.add(path)
+        if path == "/search" and body.get("session"):
+            seen.add("/search with a session")
+        if path == "/answer" and body.get("history"):
+            seen.add("/answer with a history")
+    assert seen == {*spec["paths"], "/search with a session", "/answer with a history"}
+
+
 def test_system_specs_for_every_adapter(tmp_path: Path) -> None:
     from memgauge.subjects.parse import parse_system
     from memgauge.subjects.registry import build_subject

@@ -24,6 +24,9 @@ or `issue.number` for a comment event), `GITHUB_REPOSITORY`, `GITHUB_API_URL` an
 - `PATCH {api}/repos/{repo}/issues/comments/{id}` for the token's own marked comment, else
 - `POST {api}/repos/{repo}/issues/{n}/comments`.
 
+A body longer than GitHub takes (65,536 characters) keeps its first whole lines that fit and a
+note of how many more the job summary has (`fitted`).
+
 A comment that cannot be posted (a fork's pull request gets a read-only token: 403) is exit 1 and
 an error; with `--on-error warn` it is one GitHub Actions warning annotation and exit 0, so the
 Action's step keeps the gate's status.
@@ -47,8 +50,10 @@ from typing import Any
 
 __all__ = [
     "ACTIONS_BOT",
+    "MAX_BODY",
     "CommentError",
     "Target",
+    "fitted",
     "main",
     "marker_line",
     "sticky_comment",
@@ -59,6 +64,9 @@ __all__ = [
 PAGE = 100
 #: who posts with the default GITHUB_TOKEN
 ACTIONS_BOT = "github-actions[bot]"
+#: the longest comment body GitHub takes (422 "Body is too long (maximum is 65536
+#: characters)"); `fitted` counts UTF-16 code units, never fewer than GitHub's characters
+MAX_BODY = 65536
 _NEXT = re.compile(r'<([^>]*)>\s*;\s*rel="([^"]*)"')
 
 
@@ -218,14 +226,38 @@ def _login(comment: Mapping[str, Any]) -> str:
     return str(user.get("login", "")) if isinstance(user, dict) else ""
 
 
+def _size(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def fitted(text: str, limit: int = MAX_BODY) -> str:
+    """`text`, or, when GitHub would refuse it as too long, its first whole lines that fit
+    (a table keeps whole rows) and a note of how many lines the job summary has besides."""
+    if _size(text) <= limit:
+        return text
+    lines = text.splitlines(keepends=True)
+    note = (
+        "\n\n*Cut to fit GitHub's {n} characters for a comment: {cut} more lines are in this "
+        "workflow run's job summary.*\n"
+    )
+    room = limit - _size(note.format(n=f"{limit:,}", cut=len(lines)))
+    kept, used = 0, 0
+    while kept < len(lines) and used + _size(lines[kept]) <= room:
+        used += _size(lines[kept])
+        kept += 1
+    body = "".join(lines[:kept]).rstrip("\n")
+    return body + note.format(n=f"{limit:,}", cut=len(lines) - kept)
+
+
 def sticky_comment(
     target: Target, body: str, key: str = "gate", author: str = ACTIONS_BOT
 ) -> tuple[str, int]:
-    """Post `body` under the marker of `key`, or update the token's own comment that carries
-    it (`author` names who posts when `GET /user` cannot say); returns (`created` or
-    `updated`, the comment's id). A marked comment by anyone else is left alone."""
+    """Post `body` under the marker of `key` (cut to what GitHub takes: `fitted`), or update
+    the token's own comment that carries it (`author` names who posts when `GET /user` cannot
+    say); returns (`created` or `updated`, the comment's id). A marked comment by anyone else
+    is left alone."""
     marker = marker_line(key)
-    text = f"{marker}\n{body}"
+    text = fitted(f"{marker}\n{body}")
     base = f"/repos/{target.repo}/issues"
     me: str | None = None
     for comment in _comments(target):

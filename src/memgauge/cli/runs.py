@@ -275,8 +275,10 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
     """Every item of a run: input, expected, output, latency, scores with reasons.
 
     jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
-    evaluator (value, passed, reason); parquet: the same table with typed columns (a missing
-    value is null) and the run in the file's metadata; bundle: the run as it is stored.
+    evaluator (value, passed, reason), for spreadsheets: a text a spreadsheet would run as a
+    formula (first `=`, `+`, `-`, `@`, a tab or CR; not a number) is written behind a `'`;
+    parquet: the same table with typed columns (a missing value is null), every text as
+    stored, and the run in the file's metadata; bundle: the run as it is stored.
     With `repeat: N` each repeat is a row: `item_id` as stored (`ID#rR`), `source_id` the
     dataset's id and `repeat` the index (0 the first).
     """

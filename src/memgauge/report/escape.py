@@ -10,8 +10,12 @@ reasons all come from someone else. Written raw, they can inject:
   `md_text` collapses every run of whitespace (line breaks included) to one space, writes
   `&`, `<` and `>` as entities, and backslash-escapes the punctuation that means something
   inline (CommonMark: a backslash before ASCII punctuation gives the character itself), as
-  far as it means something: `_` at a word's edge, `[` or `(` right after a `]`. Not
-  for code spans, where a backslash is literal: untrusted text is never put in one.
+  far as it means something: `_` at a word's edge, `[` or `(` right after a `]`. Text that
+  starts a line (a heading, a list item) is read for block markers too, and text that ends a
+  heading for its closing `#`s: a leading `#`, bullet, `1.` or `===`/`---` line and a
+  trailing ` #` run are escaped wherever the text goes (`support bot #` lost its `#` at the
+  end of `# Memory audit: ...`). Not for code spans, where a backslash is literal: untrusted
+  text is never put in one.
 - into LaTeX (the comparison table `--format latex` writes for a paper): backslash, `&`, `%`, `$`,
   `#`, `_`, `{`, `}`, `~`, `^` are commands, comments, math or cell breaks, and `<`, `>`, `|`
   print other glyphs in the default font encoding. `latex_text` writes each as the text
@@ -47,6 +51,12 @@ _MD_ALWAYS = re.compile(r"([\\`*~$|])")
 # a link or an image needs `](` or `][`: escaping those leaves names and CIs readable
 _MD_EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _MD_LINK = re.compile(r"\](?=[(\[])")
+# at the start, what opens a block on a line of its own (an ATX heading, a bullet or ordered
+# list item, a setext underline or thematic break; a lone `-` is the tables' placeholder for
+# nothing, a block only on a line of its own, where no writer puts a text); at the end, a
+# heading's closing sequence
+_MD_BLOCK_START = re.compile(r"^(?:#|[-+](?=\s)|\+$|=+$|-{2,}$)|^(\d{1,9})([.)])(?=\s|$)")
+_MD_HEADING_END = re.compile(r"(?:^|(?<=\s))#(?=#*$)")
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _LATEX = str.maketrans(
     {
@@ -85,6 +95,8 @@ def md_text(value: Any) -> str:
     cell: no HTML, no link, no emphasis, no cell or row break."""
     text = _MD_ALWAYS.sub(r"\\\1", _one_line(value).translate(_HTML))
     text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
+    text = _MD_BLOCK_START.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[0]}", text)
+    text = _MD_HEADING_END.sub(r"\\#", text)
     return _MD_LINK.sub("]\\\\", text)
 
 

@@ -21,6 +21,8 @@ _BASIS = {"target": "target", "--measure": "--measure", "primary": "primary meas
 
 
 def _current(c: MetricCheck) -> str:
+    if c.current is None:  # nothing scored: n/a with its count, as every report gives it
+        return f"n/a ({c.n_scored} scored){fallbacks_text(c.n_fallback)}"
     ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if c.ci else ""
     return f"{_fmt(c.current)}{ci}{fallbacks_text(c.n_fallback)}"
 

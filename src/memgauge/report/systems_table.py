@@ -53,6 +53,12 @@ def _best(cmp: SystemsComparison, measure: str, digits: int) -> set[int]:
     return {i for i, v in printed.items() if v == top}
 
 
+def _shown(cmp: SystemsComparison, measure: str, i: int, digits: int) -> str:
+    """System `i`'s mean of `measure` as printed; a mean of nothing is n/a with its count."""
+    v = cmp.means[measure][i]
+    return _value(v, digits) if v is not None else f"n/a ({cmp.counts[measure][i]} scored)"
+
+
 def _correction_text(cmp: SystemsComparison) -> str:
     measures = sum(
         any(p.measure == m and p.p_value is not None for p in cmp.pairs) for m in cmp.measures
@@ -106,7 +112,7 @@ def systems_table(cmp: SystemsComparison, *, digits: int = 4) -> Table:
     for i, (letter, name) in enumerate(zip(letters, cmp.systems, strict=True)):
         cells: list[Text | str] = [letter, Text(name)]
         for m in cmp.measures:
-            cell = Text(_value(cmp.means[m][i], digits), style="bold" if i in best[m] else "")
+            cell = Text(_shown(cmp, m, i, digits), style="bold" if i in best[m] else "")
             beaten = [letters[j] for j in cmp.beaten(m, i)]
             if beaten and all(len(b) == 1 for b in beaten):
                 cell.append("".join(_SUPERSCRIPT[b] for b in beaten))
@@ -128,7 +134,7 @@ def systems_markdown(cmp: SystemsComparison, *, digits: int = 4) -> str:
     for i, (letter, name) in enumerate(zip(letters, cmp.systems, strict=True)):
         cells = [letter, md_text(name)]
         for m in cmp.measures:
-            value = _value(cmp.means[m][i], digits)
+            value = _shown(cmp, m, i, digits)
             cell = f"**{value}**" if i in best[m] else value
             beaten = [letters[j] for j in cmp.beaten(m, i)]
             cells.append(cell + (f"<sup>{_marks(beaten)}</sup>" if beaten else ""))
@@ -159,7 +165,7 @@ def systems_latex(cmp: SystemsComparison, *, digits: int = 4, label: str = "tab:
         cells = [letter, latex_text(name)]
         others = [letters[j] for j in range(len(letters)) if j != i]
         for m in cmp.measures:
-            value = _value(cmp.means[m][i], digits)
+            value = _shown(cmp, m, i, digits)
             cell = f"\\textbf{{{value}}}" if i in best[m] else value
             beaten = [letters[j] for j in cmp.beaten(m, i)]
             hidden = [x for x in others if x not in beaten]
