@@ -434,7 +434,7 @@ def test_a_name_ending_in_hashes_keeps_them_in_the_report_headings(
     summary = _md_blocks((out / "summary.md").read_text(encoding="utf-8"))
     assert summary[0] == ("heading", f"Retrieval evaluation: {name}")
     # the measures' note starts a line with the name: a paragraph still, the name whole
-    assert ("paragraph", f"{name}: 1 memories, 1 queries, 1 judgments") in [
+    assert ("paragraph", f"{name}: 1 memory, 1 query, 1 judgment") in [
         (kind, text.split(" · ")[0]) for kind, text in summary
     ]
     # every table as GitHub draws it, the first one's value that of result.json
