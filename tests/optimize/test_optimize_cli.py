@@ -399,6 +399,43 @@ def test_ctrl_c_in_a_candidates_run_says_how_to_resume_the_optimization_only(
     assert main(["optimize", "--resume", study["study_id"], "--store", str(db)]) == 0
 
 
+@pytest.mark.parametrize("strategy", ["greedy", "annealing"])
+def test_a_study_resumed_after_ctrl_c_proposes_what_it_would_have(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strategy: str
+) -> None:
+    """The space's order in the block (offset, then hang_at) was lost in the store (its JSON
+    keys are sorted), so a resumed study's neighbour sampler drew in another order and proposed
+    other candidates than the study left alone would have (space.py promises the same ones)."""
+    from memgauge.runs import engine
+
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    space = {"kwargs.offset": "int:-4..4", "kwargs.hang_at": "int:0..50"}
+    path = _suite(tmp_path, agent, {"space": space, "seed": 3, "strategy": strategy})
+    argv = ["optimize", str(path), "--max-iterations", "5"]
+
+    def proposed(db: Path) -> list[dict[str, Any]]:
+        (study,) = api.optimizations(store=db)
+        return [it["params"] for it in api.optimization(study["study_id"], store=db)["iterations"]]
+
+    alone, stopped = tmp_path / "alone.db", tmp_path / "stopped.db"
+    assert main([*argv, "--store", str(alone)]) == 0
+    execute = engine._execute
+    calls = []
+
+    def pressed(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:  # the first candidate after the baseline
+            raise KeyboardInterrupt
+        execute(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_execute", pressed)
+    assert main([*argv, "--store", str(stopped)]) == 130
+    monkeypatch.setattr(engine, "_execute", execute)
+    (study,) = api.optimizations(store=stopped)
+    assert main(["optimize", "--resume", study["study_id"], "--store", str(stopped)]) == 0
+    assert proposed(stopped) == proposed(alone)
+
+
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
