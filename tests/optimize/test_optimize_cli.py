@@ -436,6 +436,54 @@ def test_a_study_resumed_after_ctrl_c_proposes_what_it_would_have(
     assert proposed(stopped) == proposed(alone)
 
 
+def test_an_interrupted_study_says_its_holdout_is_not_scored_yet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study stopped by Ctrl-C with 3 items held out said `holdout: none (nothing held
+    out)` in `optimize show` and the viewer: it is not scored yet, and --resume scores it."""
+    from starlette.testclient import TestClient
+
+    from memgauge.runs import engine
+    from memgauge.view.app import create_app
+
+    execute = engine._execute
+    calls = []
+
+    def pressed(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:  # the first candidate after the baseline
+            raise KeyboardInterrupt
+        execute(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_execute", pressed)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db), "--max-iterations", "3"]) == 130
+    (study,) = api.optimizations(store=db)
+    sid = study["study_id"]
+    capsys.readouterr()
+    code, data = _json_run(["optimize", "show", sid, "--store", str(db), "--json"], capsys)
+    assert code == 0
+    assert data["split"] == "7 items tuned on, 3 held out"
+    assert data["holdout"] is None
+    said = f"not scored: the study was interrupted before its end; `memgauge optimize --resume {sid}` finishes it"
+    assert data["holdout_note"] == said
+    assert main(["optimize", "show", sid, "--store", str(db)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"holdout: none ({said})" in out
+    assert "nothing held out" not in out
+    with TestClient(create_app(db)) as client:
+        html = client.get(f"/optimizations/{sid}").text
+    assert "nothing held out" not in html
+    assert "not scored: the study was interrupted before its end" in html
+    monkeypatch.setattr(engine, "_execute", execute)
+    code, data = _json_run(["optimize", "--resume", sid, "--store", str(db), "--json"], capsys)
+    assert code == 0
+    assert data["holdout"]["n"] == 3
+    assert data["holdout_note"] is None
+
+
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -133,7 +133,7 @@ def _summary(data: dict[str, Any]) -> list[str]:
             f"{_ci(hold.get('ci_low'), hold.get('ci_high'))}"
         )
     else:
-        lines.append("holdout: none (nothing held out)")
+        lines.append(f"holdout: none ({data.get('holdout_note') or 'nothing held out'})")
     lines.append(f"status: {data.get('status')}; stopped because: {data.get('stopped_because')}")
     return lines
 
