@@ -244,6 +244,20 @@ def test_bad_space_flags_exit_2(
     assert not db.exists() or not api.optimizations(store=db)
 
 
+def test_a_python_targets_argument_named_bare_says_to_write_it_under_kwargs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--space offset=...` for a python: target said only "its fields are kwargs, target":
+    the argument is searched as `kwargs.offset`, which the message now says."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {})
+    flags = ["--space", "offset=int:-4..4"]
+    assert main(["optimize", str(path), "--store", str(tmp_path / "r.db"), *flags]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "has no field 'offset'; its fields are kwargs, target" in err
+    assert "(a key under kwargs is written `kwargs.offset`)" in err
+
+
 @pytest.mark.parametrize("score", ["-3", "101"])
 def test_a_target_score_out_of_range_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], score: str
