@@ -452,3 +452,31 @@ def test_a_langsmith_export_with_no_judgeable_extraction_run_is_refused(
     assert "runs.json: a langsmith trace export with no run tagged memory_extraction" in text
     assert "extraction_runs_failed_skipped: the first is run r-1" in text
     assert "Traceback" not in text
+
+
+def test_a_locomo_observation_written_twice_is_one_silver_fact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An expected fact listed twice is refused in a case file (`extraction_duplicate_fact.json`);
+    a LoCoMo session whose observations repeat one (a model wrote them) is read as one fact,
+    not refused, and an extractor that keeps it once misses nothing."""
+    session = [{"speaker": "Ann", "dia_id": "D1:1", "text": "I moved to Lisbon."}]
+    said = [["Ann moved to Lisbon.", "D1:1"]]
+    doc = [
+        {
+            "sample_id": "conv-1",
+            "conversation": {"speaker_a": "Ann", "speaker_b": "Bob", "session_1": session},
+            "observation": {"session_1_observation": {"Ann": said, "Bob": said}},
+            "qa": [],
+        }
+    ]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(doc))
+    trace = tmp_path / "trace.jsonl"
+    out = {"case_id": "conv-1:S1", "output": ["Ann moved to Lisbon."]}
+    trace.write_text(json.dumps(out) + "\n")
+    code, out, text = _run(
+        capsys, str(path), "--outputs", str(trace), "--match", "exact", "--no-targets"
+    )
+    assert code == 0, text
+    assert (out["tp"], out["fp"], out["fn"]) == (1, 0, 0)

@@ -45,6 +45,7 @@ __all__ = [
     "TaskItem",
     "Tier",
     "Turn",
+    "fact_key",
     "normalize_action",
 ]
 
@@ -369,6 +370,11 @@ class JudgedOutput(Model):
         )
 
 
+def fact_key(content: str) -> str:
+    """What two expected facts that are one fact share: the text, case and spacing aside."""
+    return " ".join(content.split()).casefold()
+
+
 class ExpectedFact(_Model):
     """An atomic fact a correct extraction contains."""
 
@@ -408,6 +414,19 @@ class ExtractionCase(_Model):
                     f"expected fact {f.content!r} replaces {f.replaces!r}, which is not in "
                     "existing_memory: copy the existing fact exactly"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _each_fact_once(self) -> ExtractionCase:
+        # one expected fact twice would charge an extractor that keeps it once a missed fact
+        seen: dict[str, str] = {}
+        for f in self.expected_facts:
+            key = fact_key(f.content)
+            if key in seen:
+                raise ValueError(
+                    f"expected fact {f.content!r} repeats {seen[key]!r}: list each fact once"
+                )
+            seen[key] = f.content
         return self
 
 
