@@ -480,3 +480,30 @@ def test_a_locomo_observation_written_twice_is_one_silver_fact(
     )
     assert code == 0, text
     assert (out["tp"], out["fp"], out["fn"]) == (1, 0, 0)
+
+
+def test_a_fact_the_output_holds_twice_is_said_repeated_not_invented(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An extractor that stored 'Favourite colour is green' twice was shown as having
+    invented it ('Invented: Favourite colour is green'); the copy still counts as a false
+    positive (the memory holds it twice) and is said to be repeated."""
+    cases = tmp_path / "cases.json"
+    conversation = [{"role": "user", "content": "My favourite colour is green. I like tea."}]
+    case = {
+        "id": "c1",
+        "conversation": conversation,
+        "expected_facts": [{"content": "Favourite colour is green"}],
+    }
+    cases.write_text(json.dumps({"cases": [case]}))
+    trace = tmp_path / "trace.jsonl"
+    output = ["Favourite colour is green", "favourite colour is  green", "Likes coffee"]
+    trace.write_text(json.dumps({"case_id": "c1", "output": output}) + "\n")
+    code = main(
+        ["extraction", str(cases), "--outputs", str(trace), "--match", "exact", "--no-targets"]
+    )
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0, text
+    assert "TP 1, FP 2, FN 0" in text
+    assert "Repeated: favourite colour is green · Invented: Likes coffee" in text
+    assert "Invented: favourite colour" not in text
