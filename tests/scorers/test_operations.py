@@ -179,3 +179,31 @@ def test_llm_decider_and_merge_quality_judge_over_http(
     assert out["checks"]["action"]["passed"] == 4  # only the paraphrases and contradictions
     # it merges everything: similar pairs right (4), different topics wrongly merged (3)
     assert (out["checks"]["similarity"]["passed"], out["checks"]["similarity"]["n"]) == (4, 7)
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "target"),
+    [
+        ("operations", "--decider", "flaky_decider:keep_duplicates_out"),
+        ("extraction", "--extractor", "extractors:unchanged"),
+    ],
+)
+def test_a_write_function_given_as_the_target_itself(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    flag: str,
+    target: str,
+) -> None:
+    """docs/contracts.md: a decider is an object with decide(existing, incoming) "or such a
+    function". `target: mod:decide` was called as a factory with no argument, and the error
+    said to give `existing` and `incoming` under kwargs; the function is now used as is."""
+    monkeypatch.syspath_prepend(str(CASES.parents[1] / "subjects"))
+    cases = CASES if command == "operations" else CASES.parents[1] / "extraction" / "cases.json"
+    spec = f"{{python: {{target: '{target}'}}}}"
+    code = main([command, str(cases), flag, spec, "--no-targets", "--json"])
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    out = json.loads(cap.out.strip().splitlines()[-1])
+    assert out["n_failed"] == 0
+    assert out["n_cases"] > 0
