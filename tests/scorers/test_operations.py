@@ -78,11 +78,41 @@ def test_the_operation_must_be_expected_and_aimed_right() -> None:
     wrong_target = operation_check(
         cases["para-1"], decision_of({"action": "UPDATE", "id": "mem_9", "content": "x"})
     )
-    assert wrong_target == (False, "UPDATE of 'mem_9', expected 'mem_2'")
+    assert wrong_target == (False, "UPDATE of 'mem_9' (not a stored memory), expected 'mem_2'")
+    two = _cases()["para-1"].model_copy(
+        update={"existing": [*cases["para-1"].existing, *cases["dup-2"].existing]}
+    )
+    aimed_wrong = operation_check(
+        two, decision_of({"action": "UPDATE", "id": "mem_9", "content": "x"})
+    )
+    assert aimed_wrong == (False, "UPDATE of 'mem_9', expected 'mem_2'")
     false_match = operation_check(
         cases["topic-1"], decision_of({"action": "UPDATE", "id": "mem_3", "content": "x"})
     )
     assert false_match == (False, "UPDATE, expected CREATE")
+
+
+def test_an_update_or_delete_of_a_memory_that_is_not_stored_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A case whose gold says DELETE without naming the memory took a DELETE of 'mem_404',
+    which the store does not hold, as right ("DELETE as expected"): the operation tier counted
+    a decision that changes nothing stored."""
+    case = {
+        "id": "ghost",
+        "existing": [{"id": "mem_1", "content": "The office is in Lisbon"}],
+        "incoming": {"content": "We closed the Lisbon office"},
+        "expected": {"action": ["DELETE", "UPDATE"]},
+    }
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps({"cases": [case]}))
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(json.dumps({"case_id": "ghost", "output": "DELETE: mem_404"}) + "\n")
+    code = main(["operations", str(cases), "--outputs", str(trace), "--no-targets"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0, out
+    assert "│ action │ operation │ 0.0% [0.0%, 79.3%] (n=1) │" in out
+    assert "DELETE of 'mem_404' (not a stored memory)" in out
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
