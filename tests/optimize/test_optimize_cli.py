@@ -413,6 +413,28 @@ def test_ctrl_c_in_a_candidates_run_says_how_to_resume_the_optimization_only(
     assert main(["optimize", "--resume", study["study_id"], "--store", str(db)]) == 0
 
 
+def _stopped_in_its_first_candidate(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> str:
+    """The id of the study `argv` starts, stopped by Ctrl-C in its first candidate's run
+    (after the baseline's), as `memgauge optimize` leaves it: cancelled, exit 130."""
+    from memgauge.runs import engine
+
+    execute = engine._execute
+    calls = []
+
+    def pressed(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        execute(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(engine, "_execute", pressed)
+        assert main(argv) == 130
+    store = argv[argv.index("--store") + 1]
+    (study,) = [s for s in api.optimizations(store=store) if s["status"] == "cancelled"]
+    return str(study["study_id"])
+
+
 @pytest.mark.parametrize("strategy", ["greedy", "annealing"])
 def test_a_study_resumed_after_ctrl_c_proposes_what_it_would_have(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strategy: str
@@ -420,8 +442,6 @@ def test_a_study_resumed_after_ctrl_c_proposes_what_it_would_have(
     """The space's order in the block (offset, then hang_at) was lost in the store (its JSON
     keys are sorted), so a resumed study's neighbour sampler drew in another order and proposed
     other candidates than the study left alone would have (space.py promises the same ones)."""
-    from memgauge.runs import engine
-
     agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
     space = {"kwargs.offset": "int:-4..4", "kwargs.hang_at": "int:0..50"}
     path = _suite(tmp_path, agent, {"space": space, "seed": 3, "strategy": strategy})
@@ -433,20 +453,8 @@ def test_a_study_resumed_after_ctrl_c_proposes_what_it_would_have(
 
     alone, stopped = tmp_path / "alone.db", tmp_path / "stopped.db"
     assert main([*argv, "--store", str(alone)]) == 0
-    execute = engine._execute
-    calls = []
-
-    def pressed(*args: Any, **kwargs: Any) -> None:
-        calls.append(1)
-        if len(calls) == 2:  # the first candidate after the baseline
-            raise KeyboardInterrupt
-        execute(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "_execute", pressed)
-    assert main([*argv, "--store", str(stopped)]) == 130
-    monkeypatch.setattr(engine, "_execute", execute)
-    (study,) = api.optimizations(store=stopped)
-    assert main(["optimize", "--resume", study["study_id"], "--store", str(stopped)]) == 0
+    sid = _stopped_in_its_first_candidate(monkeypatch, [*argv, "--store", str(stopped)])
+    assert main(["optimize", "--resume", sid, "--store", str(stopped)]) == 0
     assert proposed(stopped) == proposed(alone)
 
 
@@ -457,25 +465,13 @@ def test_an_interrupted_study_says_its_holdout_is_not_scored_yet(
     out)` in `optimize show` and the viewer: it is not scored yet, and --resume scores it."""
     from starlette.testclient import TestClient
 
-    from memgauge.runs import engine
     from memgauge.view.app import create_app
 
-    execute = engine._execute
-    calls = []
-
-    def pressed(*args: Any, **kwargs: Any) -> None:
-        calls.append(1)
-        if len(calls) == 2:  # the first candidate after the baseline
-            raise KeyboardInterrupt
-        execute(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "_execute", pressed)
     agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
     path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
     db = tmp_path / "r.db"
-    assert main(["optimize", str(path), "--store", str(db), "--max-iterations", "3"]) == 130
-    (study,) = api.optimizations(store=db)
-    sid = study["study_id"]
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
     capsys.readouterr()
     code, data = _json_run(["optimize", "show", sid, "--store", str(db), "--json"], capsys)
     assert code == 0
@@ -491,11 +487,38 @@ def test_an_interrupted_study_says_its_holdout_is_not_scored_yet(
         html = client.get(f"/optimizations/{sid}").text
     assert "nothing held out" not in html
     assert "not scored: the study was interrupted before its end" in html
-    monkeypatch.setattr(engine, "_execute", execute)
     code, data = _json_run(["optimize", "--resume", sid, "--store", str(db), "--json"], capsys)
     assert code == 0
     assert data["holdout"]["n"] == 3
     assert data["holdout_note"] is None
+
+
+def test_an_interrupted_candidate_shows_as_cancelled_not_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After Ctrl-C the candidate whose run was stopped showed `running` in `optimize show`,
+    its --json and the viewer, beside a cancelled study and a cancelled run."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    capsys.readouterr()
+    code, data = _json_run(["optimize", "show", sid, "--store", str(db), "--json"], capsys)
+    assert code == 0
+    stopped = data["iterations"][1]
+    assert stopped["status"] == "cancelled"
+    assert api.read_run(stopped["run_id"], store=db).status == "cancelled"
+    with TestClient(create_app(db)) as client:
+        html = client.get(f"/optimizations/{sid}").text
+    table = html[html.index('id="iterations"') :].split("</table>")[0]
+    assert "running" not in table
+    assert main(["optimize", "--resume", sid, "--store", str(db)]) == 0  # it still resumes
+    assert api.optimization(sid, store=db)["iterations"][1]["status"] == "completed"
 
 
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(

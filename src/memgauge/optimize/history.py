@@ -143,6 +143,9 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
     for r in rows:
         shown: dict[str, Any] = {"step": r["step"], "params": r.get("params") or {}}
         shown.update({k: r.get(k) for k in _SHOWN})
+        if shown["status"] == "running" and study.get("status") == "cancelled":
+            # its run stopped with the study (the row stays `running` for --resume to finish)
+            shown["status"] = "cancelled"
         if constraint is not None:
             shown["constraint_met"] = _meets(constraint, r)
         if with_texts:
