@@ -521,6 +521,61 @@ def test_an_interrupted_candidate_shows_as_cancelled_not_running(
     assert api.optimization(sid, store=db)["iterations"][1]["status"] == "completed"
 
 
+def test_the_best_written_as_a_suite_runs_to_the_studys_number_with_its_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing wrote the best configuration anywhere: a user re-ran it by hand-editing the
+    suite and got another number (every item, where the study scores the tuning split).
+    `optimize show ID --write-best FILE` writes it; `memgauge run FILE` gives the best's
+    score, CI and n."""
+    monkeypatch.chdir(tmp_path)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "6", "--json"]
+    code, study = _json_run(argv, capsys)
+    assert code == 0
+    best = study["best"]
+    assert best["step"] > 0  # a candidate beat the start
+    written = tmp_path / "best.yaml"
+    flags = ["--write-best", str(written), "--store", str(db)]
+    assert main(["optimize", "show", study["id"], *flags]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"wrote {written}: the best configuration (step {best['step']}" in said
+    assert "on the 7 items of its tuning split" in said
+    code, run = _json_run(["run", str(written), "--store", str(db), "--json"], capsys)
+    assert code == 0
+    (exact,) = [m for m in run["measures"] if m["name"] == "exact"]
+    assert (exact["value"], exact["ci_low"], exact["ci_high"]) == (
+        best["score"],
+        best["ci_low"],
+        best["ci_high"],
+    )
+    assert exact["n_scored"] == 7
+
+
+def test_a_study_without_a_scored_best_writes_no_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study stopped before anything was scored has no best to write: exit 2, no file."""
+    from memgauge.runs import engine
+
+    def pressed(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "_execute", pressed)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db)]) == 130
+    (study,) = api.optimizations(store=db)
+    written = tmp_path / "best.yaml"
+    flags = ["--write-best", str(written), "--store", str(db)]
+    assert main(["optimize", "show", study["study_id"], *flags]) == 2
+    assert "has no scored best to write" in capsys.readouterr().err
+    assert not written.exists()
+
+
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -20,6 +21,7 @@ from rich.progress import (
 from rich.table import Table
 
 from memgauge import api
+from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import PATH, DefaultGroup, console, json_option, store_option
 from memgauge.cli._evaluation import running
@@ -359,13 +361,29 @@ def list_(store_path: str | None, limit: int, as_json: bool) -> None:
 @optimize.command("show")
 @click.argument("study_id")
 @click.option("--diff", nargs=2, default=None, metavar="A B", help="What changed from A to B.")
+@click.option(
+    "--write-best",
+    type=PATH,
+    default=None,
+    metavar="FILE",
+    help="Write the best configuration as a suite file: `memgauge run FILE` gives its score "
+    "with the same n (on the tuning split: delete the task's `only:` to run every item).",
+)
 @_STORE
 @json_option()
 def show(
-    study_id: str, diff: tuple[str, str] | None, store_path: str | None, as_json: bool
+    study_id: str,
+    diff: tuple[str, str] | None,
+    write_best: Path | None,
+    store_path: str | None,
+    as_json: bool,
 ) -> None:
     """Every iteration of an optimization and its best; with --diff A B (STEP or
-    STEP.CANDIDATE) what changed between two iterations: params, and a unified diff of texts."""
+    STEP.CANDIDATE) what changed between two iterations: params, and a unified diff of texts;
+    with --write-best FILE the best configuration as a suite."""
+    if write_best is not None:
+        _write_best(study_id, write_best, store_path)
+        return
     if diff is not None:
         changed = api.optimization_diff(study_id, diff[0], diff[1], store=store_path)
         if as_json:
@@ -391,3 +409,25 @@ def show(
     out.print(_iterations_table(data))
     for line in _summary(data):
         out.print(line)
+
+
+def _write_best(study_id: str, path: Path, store_path: str | None) -> None:
+    """The best configuration of a study as a suite file, and what running it gives."""
+    data = api.optimization(study_id, store=store_path)
+    suite = api.optimization_best_suite(study_id, store=store_path)
+    best = data["best"]
+    n = next((len(t["only"].get("items") or []) for t in suite["tasks"] if t.get("only")), None)
+    where = f"the {n} items of its tuning split" if n else "its items"
+    head = (
+        f"# the best configuration of optimization {data['id']} (step {best['step']}), which "
+        f"scored {_f(best['score'])} on {where}\n"
+        "# (the task's `only:`): `memgauge run` of this file gives that number; delete `only:` "
+        "to run every item.\n"
+        "# Its relative paths are the optimized suite's: keep this file beside it.\n"
+    )
+    atomic_write_text(path, head + yaml.safe_dump(suite, sort_keys=False, allow_unicode=True))
+    click.echo(
+        f"wrote {path}: the best configuration (step {best['step']}, "
+        f"{_params(best.get('params') or {})}), {_f(best['score'])} on {where}; "
+        f"`memgauge run {path}` gives that score"
+    )
