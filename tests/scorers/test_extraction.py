@@ -507,3 +507,9 @@ def test_a_fact_the_output_holds_twice_is_said_repeated_not_invented(
     assert "TP 1, FP 2, FN 0" in text
     assert "Repeated: favourite colour is green · Invented: Likes coffee" in text
     assert "Invented: favourite colour" not in text
+    # both copies unmatched: the first is invented, the second repeats it
+    trace.write_text(json.dumps({"case_id": "c1", "output": ["Likes coffee"] * 2}) + "\n")
+    argv = ["extraction", str(cases), "--outputs", str(trace), "--match", "exact", "--no-targets"]
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "TP 0, FP 2, FN 1 · Invented: Likes coffee · Repeated: Likes coffee" in text

@@ -246,13 +246,14 @@ def unmatched_notes(case: Mapping[str, Any]) -> list[tuple[str, str]]:
     fields): a fact the output holds twice is said to be repeated, not invented."""
     repeats = list(case.get("repeated") or ())
     out = []
-    for fact in case.get("false_positives") or ():
+    # the later copies are the repeats: the first of two unmatched ones is invented
+    for fact in reversed(case.get("false_positives") or ()):
         if fact in repeats:
             repeats.remove(fact)
             out.append(("repeated", fact))
         else:
             out.append(("invented", fact))
-    return out
+    return out[::-1]
 
 
 def facts_of(output: Any) -> list[str]:
