@@ -170,6 +170,10 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         "tasks.0.evaluators: required field is missing; list what scores each item, e.g. "
         "evaluators: [{retrieval: nDCG@10}]",
     ),
+    "suite_operations_without_evaluators.yaml": (
+        5,
+        "[extraction] for extraction cases, [operation-checks] for merge decisions",
+    ),
     "items_many_problems.jsonl": (3, "duplicate item id 'q1'"),
     "conversations_many_problems.json": (None, "fact 'f2' supersedes unknown fact 'f9'"),
     "stored_vectors_ragged.jsonl": (3, "vector: 2 numbers where the first line has 3"),

@@ -53,7 +53,8 @@ _HINTS = {
 #: what to write where a required field is missing (a suite task's evaluators)
 _MISSING_HINTS = {
     "evaluators": "list what scores each item, e.g. evaluators: [{retrieval: nDCG@10}] for a "
-    "retrieval task, [contains] for expected output (`memgauge schema` lists them)",
+    "retrieval task, [contains] for expected output, [extraction] for extraction cases, "
+    "[operation-checks] for merge decisions (`memgauge schema` lists them)",
 }
 
 
