@@ -63,6 +63,17 @@ def _params(params: dict[str, Any]) -> str:
     )
 
 
+def _configuration(entry: dict[str, Any]) -> str:
+    """What a baseline or best was run with: its params, and its tuned texts by name (a
+    prompts or instructions target has no params: it said "with " and nothing)."""
+    said = _params(entry.get("params") or {})
+    texts = sorted(entry.get("texts") or {})
+    if texts:
+        named = f"the {', '.join(texts)} text{'s' if len(texts) > 1 else ''} of step {entry.get('step')}"
+        said = f"{said}; {named}" if said else named
+    return said or "no tuned field"
+
+
 def _iterations_table(data: dict[str, Any]) -> Table:
     table = Table(title=f"optimization {data['id']}: {data['objective']} ({data['strategy']})")
     bound = (data.get("constraint") or {}).get("text")
@@ -113,10 +124,10 @@ def _summary(data: dict[str, Any]) -> list[str]:
     if data.get("split"):
         lines.append(f"split: {data['split']}")
     base, best = data.get("baseline") or {}, data.get("best") or {}
-    lines.append(f"baseline: {_f(base.get('score'))} with {_params(base.get('params') or {})}")
+    lines.append(f"baseline: {_f(base.get('score'))} with {_configuration(base)}")
     lines.append(
         f"best: {_f(best.get('score'))} {_ci(best.get('ci_low'), best.get('ci_high'))} with "
-        f"{_params(best.get('params') or {})} (step {best.get('step')})"
+        f"{_configuration(best)} (step {best.get('step')})"
     )
     bound = data.get("constraint")
     if bound:
@@ -428,6 +439,6 @@ def _write_best(study_id: str, path: Path, store_path: str | None) -> None:
     atomic_write_text(path, head + yaml.safe_dump(suite, sort_keys=False, allow_unicode=True))
     click.echo(
         f"wrote {path}: the best configuration (step {best['step']}, "
-        f"{_params(best.get('params') or {})}), {_f(best['score'])} on {where}; "
+        f"{_configuration(best)}), {_f(best['score'])} on {where}; "
         f"`memgauge run {path}` gives that score"
     )
