@@ -576,6 +576,37 @@ def test_a_study_without_a_scored_best_writes_no_suite(
     assert not written.exists()
 
 
+def test_a_study_whose_suite_moved_resumes_from_where_it_is_now(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--resume ID` read the suite only from where the study started: once the project
+    folder moved it said "no such suite file", and `optimize SUITE --resume ID` was refused
+    ("give no SUITE"), so the study could never finish. The new path is taken (the same suite:
+    checked), and the message says to give it."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    path.rename(moved / path.name)
+    capsys.readouterr()
+    assert main(["optimize", "--resume", sid, "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"optimization {sid} was started from {path}, which is not there" in err
+    assert f"`memgauge optimize SUITE --resume {sid}`" in err
+    changed = tmp_path / "changed.yaml"
+    changed.write_text((moved / path.name).read_text().replace("seed: 1", "seed: 2"))
+    assert main(["optimize", str(changed), "--resume", sid, "--store", str(db)]) == 2
+    assert "the suite changed since the optimization started" in capsys.readouterr().err
+    again = ["optimize", str(moved / path.name), "--resume", sid, "--store", str(db), "--json"]
+    code, data = _json_run(again, capsys)
+    assert code == 0
+    assert data["status"] == "completed"
+    assert api.optimizations(store=db)[0]["suite_path"] == str(moved / path.name)
+
+
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

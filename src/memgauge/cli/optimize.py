@@ -51,7 +51,7 @@ def optimize() -> None:
         [--strategy greedy|best-of-n|annealing|tpe|random] [--max-iterations N]
         [--holdout F] [--seed S] [--workers N | --executor dask:local|dask://HOST:PORT]
         [--store STORE] [--json]
-    memgauge optimize --resume ID [--workers N | --executor ...]
+    memgauge optimize [SUITE] --resume ID [--workers N | --executor ...]
     memgauge optimize list
     memgauge optimize show ID [--diff A B]
     """
@@ -274,9 +274,10 @@ def run(
     (pip install 'optuna>=4.0') or an endpoint is unreachable; 4 the starting
     configuration's run failed; 130 interrupted, 143 killed (resume with --resume ID).
     """
-    if resume and (suite_file is not None or space or any(v is not None for v in flags.values())):
+    if resume and (space or any(v is not None for v in flags.values())):
         raise click.UsageError(
-            "--resume ID continues the study as it was started: give no SUITE or options"
+            "--resume ID continues the study as it was started: give no options (a SUITE only "
+            "where its file has moved)"
         )
     with running(False):
         bar: _StudyBar | _Recorder = (
