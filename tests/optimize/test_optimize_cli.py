@@ -208,6 +208,9 @@ def test_code_hook_script_proposes_the_next_candidate(
     assert calls[0]["score"] == 0.0
     assert calls[0]["failures"][0]["expected"] in {str(2 * i + 1) for i in range(10)}
     assert calls[0]["failures"][0]["reasons"]
+    # the start has no params of its own (the hook gives them): it is the suite's configuration
+    assert main(["optimize", "show", data["id"], "--store", str(tmp_path / "r.db")]) == 0
+    assert "baseline: 0.000 with the suite's own configuration" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.name)

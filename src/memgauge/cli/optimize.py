@@ -71,7 +71,7 @@ def _configuration(entry: dict[str, Any]) -> str:
     if texts:
         named = f"the {', '.join(texts)} text{'s' if len(texts) > 1 else ''} of step {entry.get('step')}"
         said = f"{said}; {named}" if said else named
-    return said or "no tuned field"
+    return said or "the suite's own configuration"
 
 
 def _iterations_table(data: dict[str, Any]) -> Table:
