@@ -610,6 +610,32 @@ def test_a_study_whose_suite_moved_resumes_from_where_it_is_now(
     assert api.optimizations(store=db)[0]["suite_path"] == str(moved / path.name)
 
 
+def test_a_candidates_run_page_links_its_optimization_and_split(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A candidate's run page ("optimize:opt", 7 of 10 items) said nothing of the study it
+    belongs to, nor whether it was scored on the tuning or the held-out split."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "2", "--json"]
+    code, study = _json_run(argv, capsys)
+    assert code == 0
+    sid = study["id"]
+    with TestClient(create_app(db)) as client:
+        tuned = client.get(f"/runs/{study['iterations'][1]['run_id']}").text
+        held = client.get(f"/runs/{study['holdout']['baseline_run_id']}").text
+        alone = client.get(f"/runs/{study['iterations'][0]['run_id']}").text
+    link = f'<a href="/optimizations/{sid}">{sid}</a>'
+    assert f"A candidate of optimization {link}: iteration 1, scored on its tuning split." in tuned
+    assert "scored on its held-out split (the starting configuration)" in held
+    assert "iteration 0, scored on its tuning split" in alone
+
+
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
