@@ -614,7 +614,8 @@ def test_a_candidates_run_page_links_its_optimization_and_split(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A candidate's run page ("optimize:opt", 7 of 10 items) said nothing of the study it
-    belongs to, nor whether it was scored on the tuning or the held-out split."""
+    belongs to, nor whether it was scored on the tuning or the held-out split; and it gated
+    the run against "earlier runs of this suite", the other candidates on other items."""
     from starlette.testclient import TestClient
 
     from memgauge.view.app import create_app
@@ -634,6 +635,8 @@ def test_a_candidates_run_page_links_its_optimization_and_split(
     assert f"A candidate of optimization {link}: iteration 1, scored on its tuning split." in tuned
     assert "scored on its held-out split (the starting configuration)" in held
     assert "iteration 0, scored on its tuning split" in alone
+    # no gate against "earlier runs of this suite": the other candidates, on other items
+    assert 'id="gate"' not in held
 
 
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
