@@ -497,8 +497,11 @@ class OperationCase(_Model):
     @field_validator("incoming")
     @classmethod
     def _incoming_has_content(cls, value: StoredMemory | dict[str, Any]) -> Any:
-        if isinstance(value, dict) and not isinstance(value.get("content"), str):
+        content = value.get("content") if isinstance(value, dict) else value.content
+        if not isinstance(content, str):
             raise ValueError("the incoming memory needs its text: {content: ...}")
+        if not content.strip():  # nothing to decide on: a decider would be charged for it
+            raise ValueError("the incoming memory's content is blank: give the text to decide on")
         return value
 
     @model_validator(mode="after")
