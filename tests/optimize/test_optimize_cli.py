@@ -639,6 +639,25 @@ def test_a_candidates_run_page_links_its_optimization_and_split(
     assert 'id="gate"' not in held
 
 
+def test_a_flag_read_as_points_is_named_as_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--target-score 80` was said as "targetScore: 80 is read as points", a key the user
+    never wrote; the block's own key is still named by its key."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    block = {"space": {"kwargs.offset": "int:-4..4"}, "improvementThreshold": 2}
+    path = _suite(tmp_path, agent, block)
+    flags = ["--target-score", "80", "--max-iterations", "1", "--json"]
+    code, data = _json_run(
+        ["optimize", str(path), "--store", str(tmp_path / "r.db"), *flags], capsys
+    )
+    assert code == 0
+    assert data["notices"] == [
+        "--target-score: 80 is read as points out of 100, 0.8 on the objective's 0-1 scale",
+        "improvementThreshold: 2 is read as points out of 100, 0.02 on the objective's 0-1 scale",
+    ]
+
+
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

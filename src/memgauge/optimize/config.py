@@ -263,12 +263,17 @@ def resolve_config(
         # a k the task refuses would only ever be a failed candidate: searched are the others
         space["k"], note = k_narrowed(space["k"], least)
         notices += [note] if note else []
+    # named as the user wrote it: the flag, or the block's key
     target = _points(
         float(spec.target_score) if spec.target_score is not None else None,
-        "targetScore",
+        "--target-score" if "target_score" in given else "targetScore",
         notices,
     )
-    threshold = _points(float(spec.improvement_threshold), "improvementThreshold", notices)
+    threshold = _points(
+        float(spec.improvement_threshold),
+        "--improvement-threshold" if "improvement_threshold" in given else "improvementThreshold",
+        notices,
+    )
     targets = list(spec.targets)
     if "config" in targets and not spec.space:
         raise UsageError(
