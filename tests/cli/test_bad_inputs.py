@@ -31,6 +31,15 @@ DATA = BAD.parent
         ),
         (
             [
+                "extraction",
+                str(BAD / "extraction_duplicate_fact.json"),
+                "--outputs",
+                str(BAD.parent / "extraction" / "trace.jsonl"),
+            ],
+            "list each fact once",
+        ),
+        (
+            [
                 "operations",
                 str(BAD / "operations_missing_expected.json"),
                 "--decider",

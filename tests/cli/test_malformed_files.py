@@ -293,6 +293,15 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     "suite_rubric_criteria_list.yaml": (SUITE, (9, "criteria: Input should be a valid dict")),
     "operations_merge_action.json": (["operations"], (None, "'MERGE' is not an action")),
     "operations_incoming_without_content.json": (["operations"], (None, "needs its text")),
+    "extraction_empty_conversation.json": (
+        ["extraction-locomo"],  # the same command, on a cases file
+        (
+            None,
+            "[0].conversation: List should have at least 1 item after validation, not 0; "
+            "give the turns to extract from",
+        ),
+    ),
+    "operations_incoming_empty_content.json": (["operations"], (None, "content is blank")),
     "annotations_graded_twice.jsonl": (["import-annotations"], (None, "graded again")),
     # issue 19 item 4: the pool as `logs annotate` wrote it, never graded
     "annotations_no_grades.jsonl": (["import-annotations"], (None, "has a grade: nothing")),

@@ -105,6 +105,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "labels_bad_verdict.jsonl": (2, "is not a verdict: use pass or fail"),
     "labels_missing_label.jsonl": (2, "a human label is needed"),
     "extraction_replaces_unknown.json": (None, "which is not in existing_memory"),
+    "extraction_duplicate_fact.json": (None, "expected fact 'drinks  tea' repeats 'Drinks tea'"),
     "operations_missing_expected.json": (None, "[0].expected: required field is missing"),
     "suite_ingest_text.yaml": (8, "tasks.0.ingest: give true or false, not a text (got 'no')"),
     "suite_misspelt_kwargs.yaml": (
@@ -169,6 +170,10 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         5,
         "tasks.0.evaluators: required field is missing; list what scores each item, e.g. "
         "evaluators: [{retrieval: nDCG@10}]",
+    ),
+    "suite_operations_without_evaluators.yaml": (
+        5,
+        "[extraction] for extraction cases, [operation-checks] for merge decisions",
     ),
     "items_many_problems.jsonl": (3, "duplicate item id 'q1'"),
     "conversations_many_problems.json": (None, "fact 'f2' supersedes unknown fact 'f9'"),

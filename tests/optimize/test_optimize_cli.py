@@ -208,6 +208,9 @@ def test_code_hook_script_proposes_the_next_candidate(
     assert calls[0]["score"] == 0.0
     assert calls[0]["failures"][0]["expected"] in {str(2 * i + 1) for i in range(10)}
     assert calls[0]["failures"][0]["reasons"]
+    # the start has no params of its own (the hook gives them): it is the suite's configuration
+    assert main(["optimize", "show", data["id"], "--store", str(tmp_path / "r.db")]) == 0
+    assert "baseline: 0.000 with the suite's own configuration" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.name)
@@ -242,6 +245,20 @@ def test_bad_space_flags_exit_2(
     assert main(["optimize", str(path), "--store", str(db), "--space", flag]) == 2
     assert message in capsys.readouterr().err
     assert not db.exists() or not api.optimizations(store=db)
+
+
+def test_a_python_targets_argument_named_bare_says_to_write_it_under_kwargs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--space offset=...` for a python: target said only "its fields are kwargs, target":
+    the argument is searched as `kwargs.offset`, which the message now says."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {})
+    flags = ["--space", "offset=int:-4..4"]
+    assert main(["optimize", str(path), "--store", str(tmp_path / "r.db"), *flags]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "has no field 'offset'; its fields are kwargs, target" in err
+    assert "(a key under kwargs is written `kwargs.offset`)" in err
 
 
 @pytest.mark.parametrize("score", ["-3", "101"])
@@ -397,6 +414,248 @@ def test_ctrl_c_in_a_candidates_run_says_how_to_resume_the_optimization_only(
     assert "same command" not in err
     monkeypatch.setattr(engine, "_execute", execute)
     assert main(["optimize", "--resume", study["study_id"], "--store", str(db)]) == 0
+
+
+def _stopped_in_its_first_candidate(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> str:
+    """The id of the study `argv` starts, stopped by Ctrl-C in its first candidate's run
+    (after the baseline's), as `memgauge optimize` leaves it: cancelled, exit 130."""
+    from memgauge.runs import engine
+
+    execute = engine._execute
+    calls = []
+
+    def pressed(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        execute(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(engine, "_execute", pressed)
+        assert main(argv) == 130
+    store = argv[argv.index("--store") + 1]
+    (study,) = [s for s in api.optimizations(store=store) if s["status"] == "cancelled"]
+    return str(study["study_id"])
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "annealing"])
+def test_a_study_resumed_after_ctrl_c_proposes_what_it_would_have(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strategy: str
+) -> None:
+    """The space's order in the block (offset, then hang_at) was lost in the store (its JSON
+    keys are sorted), so a resumed study's neighbour sampler drew in another order and proposed
+    other candidates than the study left alone would have (space.py promises the same ones)."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    space = {"kwargs.offset": "int:-4..4", "kwargs.hang_at": "int:0..50"}
+    path = _suite(tmp_path, agent, {"space": space, "seed": 3, "strategy": strategy})
+    argv = ["optimize", str(path), "--max-iterations", "5"]
+
+    def proposed(db: Path) -> list[dict[str, Any]]:
+        (study,) = api.optimizations(store=db)
+        return [it["params"] for it in api.optimization(study["study_id"], store=db)["iterations"]]
+
+    alone, stopped = tmp_path / "alone.db", tmp_path / "stopped.db"
+    assert main([*argv, "--store", str(alone)]) == 0
+    sid = _stopped_in_its_first_candidate(monkeypatch, [*argv, "--store", str(stopped)])
+    assert main(["optimize", "--resume", sid, "--store", str(stopped)]) == 0
+    assert proposed(stopped) == proposed(alone)
+
+
+def test_an_interrupted_study_says_its_holdout_is_not_scored_yet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study stopped by Ctrl-C with 3 items held out said `holdout: none (nothing held
+    out)` in `optimize show` and the viewer: it is not scored yet, and --resume scores it."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    capsys.readouterr()
+    code, data = _json_run(["optimize", "show", sid, "--store", str(db), "--json"], capsys)
+    assert code == 0
+    assert data["split"] == "7 items tuned on, 3 held out"
+    assert data["holdout"] is None
+    said = f"not scored: the study was interrupted before its end; `memgauge optimize --resume {sid}` finishes it"
+    assert data["holdout_note"] == said
+    assert main(["optimize", "show", sid, "--store", str(db)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"holdout: none ({said})" in out
+    assert "nothing held out" not in out
+    with TestClient(create_app(db)) as client:
+        html = client.get(f"/optimizations/{sid}").text
+    assert "nothing held out" not in html
+    assert "not scored: the study was interrupted before its end" in html
+    code, data = _json_run(["optimize", "--resume", sid, "--store", str(db), "--json"], capsys)
+    assert code == 0
+    assert data["holdout"]["n"] == 3
+    assert data["holdout_note"] is None
+
+
+def test_an_interrupted_candidate_shows_as_cancelled_not_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After Ctrl-C the candidate whose run was stopped showed `running` in `optimize show`,
+    its --json and the viewer, beside a cancelled study and a cancelled run."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    capsys.readouterr()
+    code, data = _json_run(["optimize", "show", sid, "--store", str(db), "--json"], capsys)
+    assert code == 0
+    stopped = data["iterations"][1]
+    assert stopped["status"] == "cancelled"
+    assert api.read_run(stopped["run_id"], store=db).status == "cancelled"
+    with TestClient(create_app(db)) as client:
+        html = client.get(f"/optimizations/{sid}").text
+    table = html[html.index('id="iterations"') :].split("</table>")[0]
+    assert "running" not in table
+    assert main(["optimize", "--resume", sid, "--store", str(db)]) == 0  # it still resumes
+    assert api.optimization(sid, store=db)["iterations"][1]["status"] == "completed"
+
+
+def test_the_best_written_as_a_suite_runs_to_the_studys_number_with_its_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing wrote the best configuration anywhere: a user re-ran it by hand-editing the
+    suite and got another number (every item, where the study scores the tuning split).
+    `optimize show ID --write-best FILE` writes it; `memgauge run FILE` gives the best's
+    score, CI and n."""
+    monkeypatch.chdir(tmp_path)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "6", "--json"]
+    code, study = _json_run(argv, capsys)
+    assert code == 0
+    best = study["best"]
+    assert best["step"] > 0  # a candidate beat the start
+    written = tmp_path / "best.yaml"
+    flags = ["--write-best", str(written), "--store", str(db)]
+    assert main(["optimize", "show", study["id"], *flags]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"wrote {written}: the best configuration (step {best['step']}" in said
+    assert "on the 7 items of its tuning split" in said
+    code, run = _json_run(["run", str(written), "--store", str(db), "--json"], capsys)
+    assert code == 0
+    (exact,) = [m for m in run["measures"] if m["name"] == "exact"]
+    assert (exact["value"], exact["ci_low"], exact["ci_high"]) == (
+        best["score"],
+        best["ci_low"],
+        best["ci_high"],
+    )
+    assert exact["n_scored"] == 7
+
+
+def test_a_study_without_a_scored_best_writes_no_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study stopped before anything was scored has no best to write: exit 2, no file."""
+    from memgauge.runs import engine
+
+    def pressed(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "_execute", pressed)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    assert main(["optimize", str(path), "--store", str(db)]) == 130
+    (study,) = api.optimizations(store=db)
+    written = tmp_path / "best.yaml"
+    flags = ["--write-best", str(written), "--store", str(db)]
+    assert main(["optimize", "show", study["study_id"], *flags]) == 2
+    assert "has no scored best to write" in capsys.readouterr().err
+    assert not written.exists()
+
+
+def test_a_study_whose_suite_moved_resumes_from_where_it_is_now(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--resume ID` read the suite only from where the study started: once the project
+    folder moved it said "no such suite file", and `optimize SUITE --resume ID` was refused
+    ("give no SUITE"), so the study could never finish. The new path is taken (the same suite:
+    checked), and the message says to give it."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    path.rename(moved / path.name)
+    capsys.readouterr()
+    assert main(["optimize", "--resume", sid, "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"optimization {sid} was started from {path}, which is not there" in err
+    assert f"`memgauge optimize SUITE --resume {sid}`" in err
+    changed = tmp_path / "changed.yaml"
+    changed.write_text((moved / path.name).read_text().replace("seed: 1", "seed: 2"))
+    assert main(["optimize", str(changed), "--resume", sid, "--store", str(db)]) == 2
+    assert "the suite changed since the optimization started" in capsys.readouterr().err
+    again = ["optimize", str(moved / path.name), "--resume", sid, "--store", str(db), "--json"]
+    code, data = _json_run(again, capsys)
+    assert code == 0
+    assert data["status"] == "completed"
+    assert api.optimizations(store=db)[0]["suite_path"] == str(moved / path.name)
+
+
+def test_a_candidates_run_page_links_its_optimization_and_split(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A candidate's run page ("optimize:opt", 7 of 10 items) said nothing of the study it
+    belongs to, nor whether it was scored on the tuning or the held-out split; and it gated
+    the run against "earlier runs of this suite", the other candidates on other items."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "2", "--json"]
+    code, study = _json_run(argv, capsys)
+    assert code == 0
+    sid = study["id"]
+    with TestClient(create_app(db)) as client:
+        tuned = client.get(f"/runs/{study['iterations'][1]['run_id']}").text
+        held = client.get(f"/runs/{study['holdout']['baseline_run_id']}").text
+        alone = client.get(f"/runs/{study['iterations'][0]['run_id']}").text
+    link = f'<a href="/optimizations/{sid}">{sid}</a>'
+    assert f"A candidate of optimization {link}: iteration 1, scored on its tuning split." in tuned
+    assert "scored on its held-out split (the starting configuration)" in held
+    assert "iteration 0, scored on its tuning split" in alone
+    # no gate against "earlier runs of this suite": the other candidates, on other items
+    assert 'id="gate"' not in held
+
+
+def test_a_flag_read_as_points_is_named_as_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--target-score 80` was said as "targetScore: 80 is read as points", a key the user
+    never wrote; the block's own key is still named by its key."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    block = {"space": {"kwargs.offset": "int:-4..4"}, "improvementThreshold": 2}
+    path = _suite(tmp_path, agent, block)
+    flags = ["--target-score", "80", "--max-iterations", "1", "--json"]
+    code, data = _json_run(
+        ["optimize", str(path), "--store", str(tmp_path / "r.db"), *flags], capsys
+    )
+    assert code == 0
+    assert data["notices"] == [
+        "--target-score: 80 is read as points out of 100, 0.8 on the objective's 0-1 scale",
+        "improvementThreshold: 2 is read as points out of 100, 0.02 on the objective's 0-1 scale",
+    ]
 
 
 def test_a_kwarg_the_suite_leaves_out_starts_from_the_factorys_default(

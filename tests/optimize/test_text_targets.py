@@ -88,6 +88,11 @@ def test_the_optimizer_model_rewrites_the_deciders_prompt(
     out = capsys.readouterr().out
     assert f"+{RULE}" in out
     assert "--- prompt @ 0" in out
+    # the summary names the texts a prompts target ran with (it said "with " and nothing)
+    assert main(["optimize", "show", data["id"], "--store", str(db)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"baseline: {base['score']:.3f} with the prompt text of step 0" in out
+    assert f"with the prompt text of step {best['step']} (step {best['step']})" in out
 
 
 def test_a_rewrite_that_breaks_the_template_is_a_recorded_failure(

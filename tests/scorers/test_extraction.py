@@ -452,3 +452,64 @@ def test_a_langsmith_export_with_no_judgeable_extraction_run_is_refused(
     assert "runs.json: a langsmith trace export with no run tagged memory_extraction" in text
     assert "extraction_runs_failed_skipped: the first is run r-1" in text
     assert "Traceback" not in text
+
+
+def test_a_locomo_observation_written_twice_is_one_silver_fact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An expected fact listed twice is refused in a case file (`extraction_duplicate_fact.json`);
+    a LoCoMo session whose observations repeat one (a model wrote them) is read as one fact,
+    not refused, and an extractor that keeps it once misses nothing."""
+    session = [{"speaker": "Ann", "dia_id": "D1:1", "text": "I moved to Lisbon."}]
+    said = [["Ann moved to Lisbon.", "D1:1"]]
+    doc = [
+        {
+            "sample_id": "conv-1",
+            "conversation": {"speaker_a": "Ann", "speaker_b": "Bob", "session_1": session},
+            "observation": {"session_1_observation": {"Ann": said, "Bob": said}},
+            "qa": [],
+        }
+    ]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(doc))
+    trace = tmp_path / "trace.jsonl"
+    out = {"case_id": "conv-1:S1", "output": ["Ann moved to Lisbon."]}
+    trace.write_text(json.dumps(out) + "\n")
+    code, out, text = _run(
+        capsys, str(path), "--outputs", str(trace), "--match", "exact", "--no-targets"
+    )
+    assert code == 0, text
+    assert (out["tp"], out["fp"], out["fn"]) == (1, 0, 0)
+
+
+def test_a_fact_the_output_holds_twice_is_said_repeated_not_invented(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An extractor that stored 'Favourite colour is green' twice was shown as having
+    invented it ('Invented: Favourite colour is green'); the copy still counts as a false
+    positive (the memory holds it twice) and is said to be repeated."""
+    cases = tmp_path / "cases.json"
+    conversation = [{"role": "user", "content": "My favourite colour is green. I like tea."}]
+    case = {
+        "id": "c1",
+        "conversation": conversation,
+        "expected_facts": [{"content": "Favourite colour is green"}],
+    }
+    cases.write_text(json.dumps({"cases": [case]}))
+    trace = tmp_path / "trace.jsonl"
+    output = ["Favourite colour is green", "favourite colour is  green", "Likes coffee"]
+    trace.write_text(json.dumps({"case_id": "c1", "output": output}) + "\n")
+    code = main(
+        ["extraction", str(cases), "--outputs", str(trace), "--match", "exact", "--no-targets"]
+    )
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0, text
+    assert "TP 1, FP 2, FN 0" in text
+    assert "Repeated: favourite colour is green · Invented: Likes coffee" in text
+    assert "Invented: favourite colour" not in text
+    # both copies unmatched: the first is invented, the second repeats it
+    trace.write_text(json.dumps({"case_id": "c1", "output": ["Likes coffee"] * 2}) + "\n")
+    argv = ["extraction", str(cases), "--outputs", str(trace), "--match", "exact", "--no-targets"]
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "TP 0, FP 2, FN 1 · Invented: Likes coffee · Repeated: Likes coffee" in text

@@ -78,11 +78,41 @@ def test_the_operation_must_be_expected_and_aimed_right() -> None:
     wrong_target = operation_check(
         cases["para-1"], decision_of({"action": "UPDATE", "id": "mem_9", "content": "x"})
     )
-    assert wrong_target == (False, "UPDATE of 'mem_9', expected 'mem_2'")
+    assert wrong_target == (False, "UPDATE of 'mem_9' (not a stored memory), expected 'mem_2'")
+    two = _cases()["para-1"].model_copy(
+        update={"existing": [*cases["para-1"].existing, *cases["dup-2"].existing]}
+    )
+    aimed_wrong = operation_check(
+        two, decision_of({"action": "UPDATE", "id": "mem_9", "content": "x"})
+    )
+    assert aimed_wrong == (False, "UPDATE of 'mem_9', expected 'mem_2'")
     false_match = operation_check(
         cases["topic-1"], decision_of({"action": "UPDATE", "id": "mem_3", "content": "x"})
     )
     assert false_match == (False, "UPDATE, expected CREATE")
+
+
+def test_an_update_or_delete_of_a_memory_that_is_not_stored_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A case whose gold says DELETE without naming the memory took a DELETE of 'mem_404',
+    which the store does not hold, as right ("DELETE as expected"): the operation tier counted
+    a decision that changes nothing stored."""
+    case = {
+        "id": "ghost",
+        "existing": [{"id": "mem_1", "content": "The office is in Lisbon"}],
+        "incoming": {"content": "We closed the Lisbon office"},
+        "expected": {"action": ["DELETE", "UPDATE"]},
+    }
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps({"cases": [case]}))
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(json.dumps({"case_id": "ghost", "output": "DELETE: mem_404"}) + "\n")
+    code = main(["operations", str(cases), "--outputs", str(trace), "--no-targets"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0, out
+    assert "│ action │ operation │ 0.0% [0.0%, 79.3%] (n=1) │" in out
+    assert "DELETE of 'mem_404' (not a stored memory)" in out
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
@@ -179,3 +209,31 @@ def test_llm_decider_and_merge_quality_judge_over_http(
     assert out["checks"]["action"]["passed"] == 4  # only the paraphrases and contradictions
     # it merges everything: similar pairs right (4), different topics wrongly merged (3)
     assert (out["checks"]["similarity"]["passed"], out["checks"]["similarity"]["n"]) == (4, 7)
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "target"),
+    [
+        ("operations", "--decider", "flaky_decider:keep_duplicates_out"),
+        ("extraction", "--extractor", "extractors:unchanged"),
+    ],
+)
+def test_a_write_function_given_as_the_target_itself(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    flag: str,
+    target: str,
+) -> None:
+    """docs/contracts.md: a decider is an object with decide(existing, incoming) "or such a
+    function". `target: mod:decide` was called as a factory with no argument, and the error
+    said to give `existing` and `incoming` under kwargs; the function is now used as is."""
+    monkeypatch.syspath_prepend(str(CASES.parents[1] / "subjects"))
+    cases = CASES if command == "operations" else CASES.parents[1] / "extraction" / "cases.json"
+    spec = f"{{python: {{target: '{target}'}}}}"
+    code = main([command, str(cases), flag, spec, "--no-targets", "--json"])
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    out = json.loads(cap.out.strip().splitlines()[-1])
+    assert out["n_failed"] == 0
+    assert out["n_cases"] > 0

@@ -35,7 +35,7 @@ from memgauge.data.models import OperationCase
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Cell, Example, Shape, Table, cell, text
 from memgauge.scorers.base import EvalContext
-from memgauge.scorers.extraction import prf
+from memgauge.scorers.extraction import prf, unmatched_notes
 from memgauge.scorers.operations import TIER_SCORING, TIER_TARGETS, TIERS, checks_for
 from memgauge.scorers.write_path import operation_case
 from memgauge.stats.bootstrap import CONFIDENCE, N_RESAMPLES, bootstrap_cis
@@ -268,7 +268,7 @@ def _case_example(subject: str, row: Mapping[str, Any]) -> Example | None:
     if not (case.get("false_positives") or case.get("missed")):
         return None
     parts = [f"TP {case.get('tp')}, FP {case.get('fp')}, FN {case.get('fn')}"]
-    parts += [f"Invented: {x}" for x in case.get("false_positives") or ()]
+    parts += [f"{how.capitalize()}: {x}" for how, x in unmatched_notes(case)]
     parts += [f"Missed: {x}" for x in case.get("missed") or ()]
     return Example(id=str(row["id"]), subject=subject, text=" · ".join(parts), ok=False)
 

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from memgauge.api._online import simulate_sprt_bounds as simulate_sprt_bounds
     from memgauge.api._online import write_annotation_pool as write_annotation_pool
     from memgauge.api._optimize import optimization as optimization
+    from memgauge.api._optimize import optimization_best_suite as optimization_best_suite
     from memgauge.api._optimize import optimization_diff as optimization_diff
     from memgauge.api._optimize import optimizations as optimizations
     from memgauge.api._optimize import optimize as optimize

@@ -16,9 +16,15 @@ from memgauge.optimize.config import resolve_config
 from memgauge.optimize.study import StudyProgress
 from memgauge.runs.optspec import SearchDim, parse_space_flag
 from memgauge.runs.recording import InMemoryRecorder
-from memgauge.runs.suite import load_suite
+from memgauge.runs.suite import Suite, load_suite
 
-__all__ = ["optimization", "optimization_diff", "optimizations", "optimize"]
+__all__ = [
+    "optimization",
+    "optimization_best_suite",
+    "optimization_diff",
+    "optimizations",
+    "optimize",
+]
 
 
 def _space(space: Sequence[str] | Mapping[str, str | SearchDim] | None) -> dict[str, SearchDim]:
@@ -97,6 +103,32 @@ def optimization(study_id: str, *, store: Where = None) -> dict[str, Any]:
 
     with read_store(store) as opened:
         return study_json(opened, find_study(opened, study_id))
+
+
+def optimization_best_suite(study_id: str, *, store: Where = None) -> dict[str, Any]:
+    """The suite the best candidate of an optimization ran, as a suite file writes it: the
+    tuned subject with the best's configuration, and the objective's task on the tuning split
+    (its `only:`), so `memgauge run` of it gives the study's best score with the same n.
+    Relative paths in it are the suite's, as the study read them."""
+    from memgauge.optimize import study_json
+
+    with read_store(store) as opened:
+        study = study_json(opened, find_study(opened, study_id))
+        best = study.get("best") or {}
+        run_id = best.get("run_id")
+        if not run_id or best.get("score") is None:
+            raise UsageError(
+                f"optimization {study['id']} has no scored best to write (status "
+                f"{study['status']}); see `memgauge optimize show {study['id']}`"
+            )
+        ran = opened.get_run(run_id)
+    assert ran is not None
+    suite = Suite.model_validate(ran.suite).model_dump(mode="json", exclude_defaults=True)
+    suite.pop("optimization", None)
+    for task in suite.get("tasks") or []:
+        task.pop("optimization", None)
+    suite["name"] = study["suite"]
+    return suite
 
 
 def optimization_diff(study_id: str, a: str, b: str, *, store: Where = None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -20,6 +21,7 @@ from rich.progress import (
 from rich.table import Table
 
 from memgauge import api
+from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import PATH, DefaultGroup, console, json_option, store_option
 from memgauge.cli._evaluation import running
@@ -49,7 +51,7 @@ def optimize() -> None:
         [--strategy greedy|best-of-n|annealing|tpe|random] [--max-iterations N]
         [--holdout F] [--seed S] [--workers N | --executor dask:local|dask://HOST:PORT]
         [--store STORE] [--json]
-    memgauge optimize --resume ID [--workers N | --executor ...]
+    memgauge optimize [SUITE] --resume ID [--workers N | --executor ...]
     memgauge optimize list
     memgauge optimize show ID [--diff A B]
     """
@@ -59,6 +61,17 @@ def _params(params: dict[str, Any]) -> str:
     return ", ".join(
         f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()
     )
+
+
+def _configuration(entry: dict[str, Any]) -> str:
+    """What a baseline or best was run with: its params, and its tuned texts by name (a
+    prompts or instructions target has no params: it said "with " and nothing)."""
+    said = _params(entry.get("params") or {})
+    texts = sorted(entry.get("texts") or {})
+    if texts:
+        named = f"the {', '.join(texts)} text{'s' if len(texts) > 1 else ''} of step {entry.get('step')}"
+        said = f"{said}; {named}" if said else named
+    return said or "the suite's own configuration"
 
 
 def _iterations_table(data: dict[str, Any]) -> Table:
@@ -111,10 +124,10 @@ def _summary(data: dict[str, Any]) -> list[str]:
     if data.get("split"):
         lines.append(f"split: {data['split']}")
     base, best = data.get("baseline") or {}, data.get("best") or {}
-    lines.append(f"baseline: {_f(base.get('score'))} with {_params(base.get('params') or {})}")
+    lines.append(f"baseline: {_f(base.get('score'))} with {_configuration(base)}")
     lines.append(
         f"best: {_f(best.get('score'))} {_ci(best.get('ci_low'), best.get('ci_high'))} with "
-        f"{_params(best.get('params') or {})} (step {best.get('step')})"
+        f"{_configuration(best)} (step {best.get('step')})"
     )
     bound = data.get("constraint")
     if bound:
@@ -133,7 +146,7 @@ def _summary(data: dict[str, Any]) -> list[str]:
             f"{_ci(hold.get('ci_low'), hold.get('ci_high'))}"
         )
     else:
-        lines.append("holdout: none (nothing held out)")
+        lines.append(f"holdout: none ({data.get('holdout_note') or 'nothing held out'})")
     lines.append(f"status: {data.get('status')}; stopped because: {data.get('stopped_because')}")
     return lines
 
@@ -261,9 +274,10 @@ def run(
     (pip install 'optuna>=4.0') or an endpoint is unreachable; 4 the starting
     configuration's run failed; 130 interrupted, 143 killed (resume with --resume ID).
     """
-    if resume and (suite_file is not None or space or any(v is not None for v in flags.values())):
+    if resume and (space or any(v is not None for v in flags.values())):
         raise click.UsageError(
-            "--resume ID continues the study as it was started: give no SUITE or options"
+            "--resume ID continues the study as it was started: give no options (a SUITE only "
+            "where its file has moved)"
         )
     with running(False):
         bar: _StudyBar | _Recorder = (
@@ -359,13 +373,29 @@ def list_(store_path: str | None, limit: int, as_json: bool) -> None:
 @optimize.command("show")
 @click.argument("study_id")
 @click.option("--diff", nargs=2, default=None, metavar="A B", help="What changed from A to B.")
+@click.option(
+    "--write-best",
+    type=PATH,
+    default=None,
+    metavar="FILE",
+    help="Write the best configuration as a suite file: `memgauge run FILE` gives its score "
+    "with the same n (on the tuning split: delete the task's `only:` to run every item).",
+)
 @_STORE
 @json_option()
 def show(
-    study_id: str, diff: tuple[str, str] | None, store_path: str | None, as_json: bool
+    study_id: str,
+    diff: tuple[str, str] | None,
+    write_best: Path | None,
+    store_path: str | None,
+    as_json: bool,
 ) -> None:
     """Every iteration of an optimization and its best; with --diff A B (STEP or
-    STEP.CANDIDATE) what changed between two iterations: params, and a unified diff of texts."""
+    STEP.CANDIDATE) what changed between two iterations: params, and a unified diff of texts;
+    with --write-best FILE the best configuration as a suite."""
+    if write_best is not None:
+        _write_best(study_id, write_best, store_path)
+        return
     if diff is not None:
         changed = api.optimization_diff(study_id, diff[0], diff[1], store=store_path)
         if as_json:
@@ -391,3 +421,25 @@ def show(
     out.print(_iterations_table(data))
     for line in _summary(data):
         out.print(line)
+
+
+def _write_best(study_id: str, path: Path, store_path: str | None) -> None:
+    """The best configuration of a study as a suite file, and what running it gives."""
+    data = api.optimization(study_id, store=store_path)
+    suite = api.optimization_best_suite(study_id, store=store_path)
+    best = data["best"]
+    n = next((len(t["only"].get("items") or []) for t in suite["tasks"] if t.get("only")), None)
+    where = f"the {n} items of its tuning split" if n else "its items"
+    head = (
+        f"# the best configuration of optimization {data['id']} (step {best['step']}), which "
+        f"scored {_f(best['score'])} on {where}\n"
+        "# (the task's `only:`): `memgauge run` of this file gives that number; delete `only:` "
+        "to run every item.\n"
+        "# Its relative paths are the optimized suite's: keep this file beside it.\n"
+    )
+    atomic_write_text(path, head + yaml.safe_dump(suite, sort_keys=False, allow_unicode=True))
+    click.echo(
+        f"wrote {path}: the best configuration (step {best['step']}, "
+        f"{_configuration(best)}), {_f(best['score'])} on {where}; "
+        f"`memgauge run {path}` gives that score"
+    )

@@ -49,11 +49,14 @@ _HINTS = {
     "grade": "use 0 (not relevant), 1 (marginal), 2 (relevant) or 3 (highly relevant)",
     "tier": "use constitutional, critical, important, normal or temporary",
     "source": "use manual, implicit, bootstrapped or validated",
+    "conversation": "give the turns to extract from, [{role: user, content: ...}] (a case "
+    "where nothing should be kept has turns and no expected_facts)",
 }
 #: what to write where a required field is missing (a suite task's evaluators)
 _MISSING_HINTS = {
     "evaluators": "list what scores each item, e.g. evaluators: [{retrieval: nDCG@10}] for a "
-    "retrieval task, [contains] for expected output (`memgauge schema` lists them)",
+    "retrieval task, [contains] for expected output, [extraction] for extraction cases, "
+    "[operation-checks] for merge decisions (`memgauge schema` lists them)",
 }
 
 

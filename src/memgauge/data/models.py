@@ -46,6 +46,7 @@ __all__ = [
     "TaskItem",
     "Tier",
     "Turn",
+    "fact_key",
     "normalize_action",
 ]
 
@@ -370,6 +371,11 @@ class JudgedOutput(Model):
         )
 
 
+def fact_key(content: str) -> str:
+    """What two expected facts that are one fact share: the text, case and spacing aside."""
+    return " ".join(content.split()).casefold()
+
+
 class ExpectedFact(_Model):
     """An atomic fact a correct extraction contains."""
 
@@ -409,6 +415,19 @@ class ExtractionCase(_Model):
                     f"expected fact {f.content!r} replaces {f.replaces!r}, which is not in "
                     "existing_memory: copy the existing fact exactly"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _each_fact_once(self) -> ExtractionCase:
+        # one expected fact twice would charge an extractor that keeps it once a missed fact
+        seen: dict[str, str] = {}
+        for f in self.expected_facts:
+            key = fact_key(f.content)
+            if key in seen:
+                raise ValueError(
+                    f"expected fact {f.content!r} repeats {seen[key]!r}: list each fact once"
+                )
+            seen[key] = f.content
         return self
 
 
@@ -479,8 +498,11 @@ class OperationCase(_Model):
     @field_validator("incoming")
     @classmethod
     def _incoming_has_content(cls, value: StoredMemory | dict[str, Any]) -> Any:
-        if isinstance(value, dict) and not isinstance(value.get("content"), str):
+        content = value.get("content") if isinstance(value, dict) else value.content
+        if not isinstance(content, str):
             raise ValueError("the incoming memory needs its text: {content: ...}")
+        if not content.strip():  # nothing to decide on: a decider would be charged for it
+            raise ValueError("the incoming memory's content is blank: give the text to decide on")
         return value
 
     @model_validator(mode="after")

@@ -51,6 +51,11 @@ class StudyConfig(Model):
     base_spec: dict[str, Any] = Field(description="The subject's spec as the suite writes it.")
     base_k: int = Field(description="The task's k as the suite writes it.")
     space: dict[str, SearchDim] = Field(default_factory=dict)
+    space_order: list[str] = Field(
+        default_factory=list,
+        description="The space's fields as written: the samplers draw in this order, and a "
+        "stored configuration's keys come back sorted, so a resume reads it from here.",
+    )
     strategy: str = "greedy"
     targets: list[str] = Field(default_factory=lambda: ["config"])
     max_iterations: int = 10
@@ -93,7 +98,10 @@ class StudyConfig(Model):
 
     def search_space(self) -> dict[str, SearchDim]:
         """What the samplers search: the config space, and one in/out choice per tool."""
-        out = dict(self.space) if "config" in self.targets else {}
+        out: dict[str, SearchDim] = {}
+        if "config" in self.targets:
+            written = [f for f in self.space_order if f in self.space]
+            out = {f: self.space[f] for f in [*written, *self.space]}  # first place kept
         if "tools" in self.targets:
             for tool in self.tool_names:
                 out[self.tool_key(tool)] = SearchDim(type="choice", choices=[True, False])
@@ -255,12 +263,17 @@ def resolve_config(
         # a k the task refuses would only ever be a failed candidate: searched are the others
         space["k"], note = k_narrowed(space["k"], least)
         notices += [note] if note else []
+    # named as the user wrote it: the flag, or the block's key
     target = _points(
         float(spec.target_score) if spec.target_score is not None else None,
-        "targetScore",
+        "--target-score" if "target_score" in given else "targetScore",
         notices,
     )
-    threshold = _points(float(spec.improvement_threshold), "improvementThreshold", notices)
+    threshold = _points(
+        float(spec.improvement_threshold),
+        "--improvement-threshold" if "improvement_threshold" in given else "improvementThreshold",
+        notices,
+    )
     targets = list(spec.targets)
     if "config" in targets and not spec.space:
         raise UsageError(
@@ -292,6 +305,7 @@ def resolve_config(
         base_spec=dict(base_spec),
         base_k=task_spec.k,
         space=space,
+        space_order=list(space),
         strategy=spec.strategy,
         targets=targets,
         max_iterations=spec.max_iterations,

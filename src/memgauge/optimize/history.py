@@ -109,6 +109,26 @@ def _meets(constraint: str, row: Mapping[str, Any] | None) -> bool | None:
     return parse_constraint(constraint, where="constraint").met(row.get("constraint_value"))
 
 
+def _no_holdout(study: Mapping[str, Any]) -> str | None:
+    """Why a study has no held-out comparison (None: it has one)."""
+    if study.get("holdout"):
+        return None
+    held = ((study.get("config") or {}).get("split_resolved") or {}).get("holdout")
+    if not held:
+        return "nothing held out"
+    status = study.get("status")
+    if status == "completed":
+        return "nothing held out"  # a study stored before the split was recorded
+    if status == "running":
+        return "not scored yet: the study is running"
+    if status == "cancelled":
+        return (
+            f"not scored: the study was interrupted before its end; `memgauge optimize "
+            f"--resume {study.get('study_id')}` finishes it"
+        )
+    return f"not scored: the study is {status}"
+
+
 def study_json(history: History, study_id: str) -> dict[str, Any]:
     """A study as `memgauge optimize --json` prints it: id, strategy, objective, every
     iteration, the best and the baseline, the holdout comparison, why it stopped."""
@@ -123,6 +143,9 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
     for r in rows:
         shown: dict[str, Any] = {"step": r["step"], "params": r.get("params") or {}}
         shown.update({k: r.get(k) for k in _SHOWN})
+        if shown["status"] == "running" and study.get("status") == "cancelled":
+            # its run stopped with the study (the row stays `running` for --resume to finish)
+            shown["status"] = "cancelled"
         if constraint is not None:
             shown["constraint_met"] = _meets(constraint, r)
         if with_texts:
@@ -168,7 +191,9 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
         "iterations": iterations,
         "best": scored(best),
         "baseline": scored(base),
-        "holdout": study.get("holdout"),
+        "holdout": study.get("holdout") or None,  # {} until the study reaches its end
+        # why `holdout` is null: nothing held out, or a study that did not reach its end
+        "holdout_note": _no_holdout(study),
         "stopped_because": study.get("stopped_because"),
         # the bound of a constrained objective (`optimize.feasible`), and whether the best
         # meets it (False: no candidate did, and the best is the start, which misses it)

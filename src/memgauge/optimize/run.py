@@ -116,11 +116,24 @@ def run_optimization(
     if resume is not None:
         study_id = find_study(store, resume)
         stored = store.get_study(study_id)
-        path = Path(stored["suite_path"]) if stored.get("suite_path") else suite_path
+        started = Path(stored["suite_path"]) if stored.get("suite_path") else None
+        # a SUITE given is where the suite is now (moved with its data); its content is checked
+        path = suite_path.resolve() if suite_path is not None else started
+        again = f"`memgauge optimize SUITE --resume {study_id}`"
         if path is None:
-            raise UsageError(f"optimization {study_id} has no suite file to resume from")
+            raise UsageError(
+                f"optimization {study_id} has no suite file to resume from; give it: {again}"
+            )
+        if not path.is_file():
+            raise UsageError(
+                f"optimization {study_id} was started from {path}, which is not there (moved "
+                f"or deleted): give the suite where it is now, {again} (the same suite: it is "
+                "checked)"
+            )
         suite = load_suite(path)
         config = _check_resume(store, study_id, suite)
+        if path != started:
+            store.update_study(study_id, suite_path=str(path))  # the next resume finds it
     else:
         if suite_path is None:
             raise UsageError("give the SUITE file to optimize (or --resume ID)")

@@ -39,7 +39,7 @@ import copy
 import itertools
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import ConfigDict, Field, StrictInt, field_validator, model_validator
@@ -409,11 +409,14 @@ def field_problems(
         top = field.split(".")[0]
         if model is not None and top not in known:
             fields = ", ".join(sorted(model.model_fields))
+            under = [n for n, f in model.model_fields.items() if _holds_mapping(f.annotation)]
+            nested = " or ".join(f"`{n}.{field}`" for n in under)
+            hint = f" (a key under {', '.join(under)} is written {nested})" if under else ""
             out.append(
                 (
                     field,
                     f"subject {subject!r} ({kind}) has no field {top!r}; its fields are "
-                    f"{fields}, and `k` is the task's cutoff",
+                    f"{fields}{hint}, and `k` is the task's cutoff",
                 )
             )
             continue
@@ -426,6 +429,12 @@ def field_problems(
                 out.append((field, f"subject {subject!r} refuses {field}={value!r}: {problems}"))
                 break
     return out
+
+
+def _holds_mapping(annotation: Any) -> bool:
+    """Whether a field's type takes a mapping (a python: target's `kwargs`, mem0's `config`),
+    whose keys a space names with dots."""
+    return any(get_origin(a) in (dict, Mapping) for a in (annotation, *get_args(annotation)))
 
 
 #: combinations of the other fields' sample values tried for one value before it is refused

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-from memgauge.data.models import ExtractionCase
+from memgauge.data.models import ExtractionCase, fact_key
 from memgauge.data.parsing import loads_json
 from memgauge.embed import Embedder, load_embedder
 
@@ -158,6 +158,8 @@ class CaseScore:
     conflict_ok: bool | None
     minimal_ok: bool | None
     method: str
+    #: the false positives that repeat another fact of the output (counted, not invented)
+    repeated: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -196,6 +198,12 @@ def score_case(
         for i, o in enumerate(out)
         if i not in matched_out and i not in carried and i not in stale_idx
     ]
+    keys = [fact_key(o) for o in out]
+    repeated = [
+        o
+        for i, o in enumerate(out)
+        if i not in matched_out and i not in carried and i not in stale_idx and keys[i] in keys[:i]
+    ]
     missed = [e for j, e in enumerate(expected) if j not in matched_exp]
     lost = [m for j, m in enumerate(kept) if j not in still]
     tp, fp, fn = (
@@ -229,7 +237,23 @@ def score_case(
         conflict_ok=conflict_ok,
         minimal_ok=minimal_ok,
         method=method or matcher.name,
+        repeated=repeated,
     )
+
+
+def unmatched_notes(case: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(`invented` or `repeated`, fact) for each false positive of a case (`CaseScore`'s
+    fields): a fact the output holds twice is said to be repeated, not invented."""
+    repeats = list(case.get("repeated") or ())
+    out = []
+    # the later copies are the repeats: the first of two unmatched ones is invented
+    for fact in reversed(case.get("false_positives") or ()):
+        if fact in repeats:
+            repeats.remove(fact)
+            out.append(("repeated", fact))
+        else:
+            out.append(("invented", fact))
+    return out[::-1]
 
 
 def facts_of(output: Any) -> list[str]:

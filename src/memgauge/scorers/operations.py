@@ -156,8 +156,16 @@ def operation_check(case: OperationCase, decision: dict[str, Any]) -> tuple[bool
     if action not in allowed:
         return False, f"{action or 'no action'}, expected {' or '.join(sorted(allowed))}"
     target = case.expected.id
-    if action in ("UPDATE", "DELETE") and target and str(decision.get("id")) != target:
-        return False, f"{action} of {decision.get('id')!r}, expected {target!r}"
+    if action not in ("UPDATE", "DELETE"):
+        return True, f"{action} as expected"
+    aimed = str(decision.get("id"))
+    stored = {m.id for m in case.existing}
+    # an UPDATE or DELETE of a memory the store does not hold changes nothing that is there
+    nowhere = " (not a stored memory)" if aimed not in stored else ""
+    if target and aimed != target:
+        return False, f"{action} of {decision.get('id')!r}{nowhere}, expected {target!r}"
+    if nowhere:
+        return False, f"{action} of {decision.get('id')!r}{nowhere}"
     return True, f"{action} as expected"
 
 

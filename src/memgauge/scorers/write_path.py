@@ -27,6 +27,7 @@ from memgauge.scorers.extraction import (
     facts_of,
     prf,
     score_case,
+    unmatched_notes,
 )
 from memgauge.scorers.judges import FactsJudge, RubricJudge
 from memgauge.scorers.judges.base import Verdict
@@ -163,7 +164,7 @@ class ExtractionFacts:
             notes.append("conflict " + ("ok" if scored.conflict_ok else "WRONG"))
         if scored.minimal_ok is not None:
             notes.append("unchanged " + ("ok" if scored.minimal_ok else "WRONG"))
-        notes += [f"invented: {x}" for x in scored.false_positives[:2]]
+        notes += [f"{how}: {x}" for how, x in unmatched_notes(scored.as_dict())[:2]]
         notes += [f"missed: {x}" for x in scored.missed[:2]]
         detail: dict[str, Any] = {"case": scored.as_dict()}
         if judge is not None:

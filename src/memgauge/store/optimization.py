@@ -201,6 +201,21 @@ class OptimizationHistory:
             rows = conn.execute(stmt.order_by(i.phase.desc(), i.step, i.candidate)).all()
         return [_row(columns, tuple(r)) for r in rows]
 
+    def iteration_of_run(self, run_id: str) -> dict[str, Any] | None:
+        """The study, phase, step and candidate whose run `run_id` is (None: no study's);
+        a holdout run of the baseline that is also the best is the first of its rows."""
+        i = iterations_t.c
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(i.study_id, i.phase, i.step, i.candidate)
+                .where(i.run_id == run_id)
+                .order_by(i.phase.desc(), i.step, i.candidate)
+                .limit(1)
+            ).first()
+        if row is None:
+            return None
+        return {"study_id": row[0], "phase": row[1], "step": row[2], "candidate": row[3]}
+
     def study_run_ids(self, study_id: str) -> Iterator[str]:
         """The runs of a study's candidates."""
         i = iterations_t.c

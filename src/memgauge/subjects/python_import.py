@@ -342,11 +342,14 @@ class PythonSubject:
         if obj is None:
             factory = load_target(target)
             given = dict(kwargs or {})
-            _refuse_unbindable_factory(target, factory, given)
-            try:
-                obj = factory(**given)
-            except TypeError as exc:  # its arguments were bound above: its own code raised
-                raise _CallError(str(exc), type(exc).__name__) from exc
+            if not given and _is_write_function(factory):
+                obj = factory  # `decide(existing, incoming)` itself, not a factory of it
+            else:
+                _refuse_unbindable_factory(target, factory, given)
+                try:
+                    obj = factory(**given)
+                except TypeError as exc:  # its arguments were bound above: its own code raised
+                    raise _CallError(str(exc), type(exc).__name__) from exc
         if isinstance(obj, type):  # its methods unbound: every call would miss `self`
             did, do = ("returned", "return") if made else ("is", "give")
             raise UsageError(
@@ -554,6 +557,28 @@ _STARS: dict[inspect._ParameterKind, str] = {
     inspect.Parameter.VAR_POSITIONAL: "*",
     inspect.Parameter.VAR_KEYWORD: "**",
 }
+
+
+#: the parameters of the write calls (`extract`, `decide`, `embed`) whose function may be a
+#: `python:` target itself, as well as the object or function a factory returns
+_WRITE_CALLS = (("conversation", "existing_memory"), ("existing", "incoming"), ("texts",))
+
+
+def _is_write_function(target: Any) -> bool:
+    """Whether `target` is a function (not a class) whose required parameters are exactly a
+    write call's: a factory never needs `existing` and `incoming`."""
+    if isinstance(target, type):
+        return False
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return False
+    required = tuple(
+        p.name
+        for p in sig.parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
+    return required in _WRITE_CALLS
 
 
 def _refuse_unbindable_factory(target: str, factory: Any, given: dict[str, Any]) -> None:

@@ -170,10 +170,12 @@ class _Views:
                 excluded=lambda: reader.failed_gates(run.suite_name),
                 verdict=reader.gate_verdict(run_id),
             )
+            candidate = reader.iteration_of_run(run_id) if run.kind == "optimize" else None
         return _page(
             render(
                 "run.html",
                 p=page,
+                candidate=candidate,
                 live=page.live,
                 duration=duration(run.started_at or run.created_at, run.finished_at),
                 **self._base(request),

@@ -240,7 +240,9 @@ def run_page(
         summary = interim_summary(run, items(), usage())
     names, grid = _grid(summary)
     gate = None
-    if run.status == "completed" and run.summary is not None:
+    # an optimization's candidates share one suite name but not their items (tuning and
+    # held-out splits, of every study of the suite): their study compares them, not a gate
+    if run.status == "completed" and run.summary is not None and run.kind != "optimize":
         earlier = [r for r in history() if r.created_at < run.created_at]
         gate = evaluate_gate(run, earlier, GateConfig(), kinds_of(run), excluded())
     page = RunPage(

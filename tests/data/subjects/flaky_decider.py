@@ -22,3 +22,11 @@ class FlakyDecider:
         if any(_words(m["content"]) == _words(content) for m in existing):
             return {"action": "NOOP"}
         return {"action": "CREATE", "content": content}
+
+
+def keep_duplicates_out(existing: list[dict[str, str]], incoming: dict[str, Any]) -> str:
+    """The function form, given as the target itself: NOOP on an exact duplicate, else
+    CREATE."""
+    content = str(incoming.get("content", ""))
+    same = any(_words(m["content"]) == _words(content) for m in existing)
+    return "NOOP" if same else "CREATE"

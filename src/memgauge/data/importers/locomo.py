@@ -33,6 +33,7 @@ from memgauge.data.models import (
     Memory,
     RetrievalDataset,
     Turn,
+    fact_key,
 )
 from memgauge.errors import DataError, Problem
 
@@ -406,12 +407,12 @@ def locomo_extraction_cases(path: str | Path) -> list[ExtractionCase]:
             turns = conv.get(f"session_{m.group(1)}") if m else None
             if not turns or not isinstance(obs, dict):
                 continue
-            facts = [
-                ExpectedFact(content=str(entry[0]), category=str(speaker))
-                for speaker, entries in obs.items()
-                for entry in entries
-                if isinstance(entry, list) and entry and str(entry[0]).strip()
-            ]
+            facts: dict[str, ExpectedFact] = {}  # an observation written twice is one fact
+            for speaker, entries in obs.items():
+                for entry in entries:
+                    if isinstance(entry, list) and entry and str(entry[0]).strip():
+                        fact = ExpectedFact(content=str(entry[0]), category=str(speaker))
+                        facts.setdefault(fact_key(fact.content), fact)
             cases.append(
                 ExtractionCase(
                     id=f"{sid}:S{m.group(1) if m else '?'}",
@@ -420,7 +421,7 @@ def locomo_extraction_cases(path: str | Path) -> list[ExtractionCase]:
                         Turn(role="user", content=f"{t.get('speaker', '?')}: {t.get('text', '')}")
                         for t in turns
                     ],
-                    expected_facts=facts,
+                    expected_facts=list(facts.values()),
                 )
             )
     return cases
