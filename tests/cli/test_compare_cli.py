@@ -375,3 +375,56 @@ def test_runs_compare_two_runs_names_the_baseline(
     assert re.search(r"│ +0\.333 │ +1\.000 │ +\+0\.667\*+ │", out)
     code, out, _ = _cli(capsys, "runs", "compare", weak, strong, "--store", str(db), "--json")
     assert json.loads(out)["baseline"] == weak
+
+
+def _failing(suite: Path, subject: str) -> Path:
+    """`suite` with `subject` failing every item (its agent raises on each question)."""
+    import yaml
+
+    spec = yaml.safe_load(suite.read_text())
+    spec["subjects"][subject]["python"]["kwargs"]["fail_on"] = ["question"]
+    suite.write_text(yaml.safe_dump(spec))
+    return suite
+
+
+def _recorded(capsys: pytest.CaptureFixture[str], suite: Path, db: Path) -> str:
+    """A run of `suite` that may fail (exit 4: a subject failed every item), as recorded."""
+    code, out, err = _cli(capsys, "run", str(suite), "--store", str(db), "--json")
+    assert code in (0, 4), err
+    return str(json.loads(out.strip().splitlines()[-1])["run_id"])
+
+
+def test_a_subject_that_failed_every_item_stays_in_two_runs_comparison(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subject whose every item failed in B (it broke), or in both runs, vanished from
+    `runs compare A B`: the rows were the measures both runs had values of. It is a row with
+    nothing paired: A's own mean beside B's n/a, n 0, and a note that says why."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    subjects = {"ok": QUALITY["strong"], "broke": QUALITY["strong"], "down": QUALITY["weak"]}
+    a = _recorded(capsys, _failing(_agent_suite(tmp_path, subjects), "down"), db)
+    b = _recorded(capsys, _failing(_failing(_agent_suite(tmp_path, subjects), "down"), "broke"), db)
+    code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db), "--json")
+    assert code == 0
+    rows = {r["subject"]: r for r in json.loads(out)["rows"]}
+    assert sorted(rows) == ["broke", "down", "ok"]
+    assert (rows["ok"]["mean_a"], rows["ok"]["mean_b"], rows["ok"]["n"]) == (1.0, 1.0, 30)
+    broke = rows["broke"]
+    assert (broke["mean_a"], broke["mean_b"], broke["delta"], broke["n"]) == (1.0, None, None, 0)
+    assert broke["note"].startswith("B scored no item")
+    down = rows["down"]
+    assert (down["mean_a"], down["mean_b"], down["n"]) == (None, None, 0)
+    assert down["note"] == "neither run scored an item"
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db))
+    assert code == 0
+    assert re.search(r"│ broke +│ t +│ contains +│ +1\.000 │ +n/a │ +n/a │ +n/a │ +n/a │ +0 │", out)
+    assert re.search(r"│ down +│ t +│ contains +│ +n/a │ +n/a │", out)
+    # one run's subjects: the one that failed every item is a system with n/a, not left out
+    code, out, _ = _cli(capsys, "runs", "compare", a, "--store", str(db), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["systems"] == ["broke", "down", "ok"]
+    assert doc["n_scored"]["t / contains"] == {"broke": 30, "down": 0, "ok": 30}
+    assert doc["means"]["t / contains"] == {"broke": 1.0, "down": None, "ok": 1.0}

@@ -24,6 +24,7 @@ from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
+from memgauge._util.numbers import fmean
 from memgauge.data.records import ItemRecord, MeasureValue, RunSummary
 from memgauge.stats import (
     Correction,
@@ -88,7 +89,7 @@ def _values(items: Sequence[ItemRecord], rename: Mapping[str, str]) -> Values:
 
 
 def _subjects(items: Sequence[ItemRecord]) -> list[str]:
-    return sorted({it.subject for it in items if it.scores})
+    return sorted({it.subject for it in items})
 
 
 def _matrices(per_system: Sequence[Values], keys: Sequence[Key]) -> dict[Key, np.ndarray]:
@@ -315,21 +316,29 @@ def compare_measures(
         rename = {subjects_b[0]: subjects_a[0]}
     a = dict(measures_a)
     b = {(rename.get(k[0], k[0]), k[1], k[2]): v for k, v in measures_b.items()}
-    keys = sorted(a.keys() & b.keys())
-    if not keys:
+    if not a.keys() & b.keys():
         return []
-    matrices = {k: _pair_matrix(a[k], b[k]) for k in keys}
+    # a measure one run has and the other not (a subject that failed every item there, an
+    # evaluator added) is a row with nothing paired, not a row left out: a subject that broke
+    # vanished from the comparison that should show it
+    keys = sorted(a.keys() | b.keys())
+    none: tuple[Sequence[str], Any] = ((), ())
+    matrices = {k: _pair_matrix(a.get(k, none), b.get(k, none)) for k in keys}
     cmp = compare_systems(["a", "b"], {str(n): matrices[k] for n, k in enumerate(keys)}, **options)
     rows: list[dict[str, Any]] = []
     for key, pair in zip(keys, cmp.pairs, strict=True):
         c = pair.paired
+        mean_a, mean_b, note = c.mean_a, c.mean_b, c.note
+        if not c.n:  # nothing paired: each run's own mean, and which scored nothing
+            mean_a, mean_b = (_own_mean(matrices[key][i]) for i in (0, 1))
+            note = _unpaired_note(mean_a, mean_b)
         rows.append(
             {
                 "subject": key[0] if not rename else f"{subjects_a[0]} / {subjects_b[0]}",
                 "task": key[1],
                 "evaluator": key[2],
-                "mean_a": c.mean_a,
-                "mean_b": c.mean_b,
+                "mean_a": mean_a,
+                "mean_b": mean_b,
                 "delta": c.delta,
                 "delta_ci_low": c.delta_ci_low,
                 "delta_ci_high": c.delta_ci_high,
@@ -339,10 +348,25 @@ def compare_measures(
                 "mark": significance_mark(pair.p_adjusted, cmp.alpha),
                 "n": c.n,
                 "n_dropped": c.n_dropped,
-                "note": c.note,
+                "note": note,
             }
         )
     return rows
+
+
+def _own_mean(values: np.ndarray) -> float | None:
+    scored = values[~np.isnan(values)]
+    return fmean(scored.tolist()) if scored.size else None
+
+
+def _unpaired_note(mean_a: float | None, mean_b: float | None) -> str:
+    if mean_a is None and mean_b is None:
+        return "neither run scored an item"
+    if mean_b is None:
+        return "B scored no item (each failed, or the measure is not in B): nothing to pair"
+    if mean_a is None:
+        return "A scored no item (each failed, or the measure is not in A): nothing to pair"
+    return "no item scored in both runs: nothing to pair"
 
 
 def reported_means(
@@ -376,7 +400,44 @@ def reported_means(
             if m is not None and not row.get("n_dropped") and m.is_mean(mean, row.get("n", -1)):
                 row[f"mean_{side}"] = m.value
         out.append(row)
-    return out
+    extra = _unscored_rows(out, summary_a, summary_b)
+    if not extra:
+        return out
+    return sorted([*out, *extra], key=lambda r: (r["subject"], r["task"], r["evaluator"]))
+
+
+def _unscored_rows(
+    rows: Sequence[Mapping[str, Any]], summary_a: RunSummary | None, summary_b: RunSummary | None
+) -> list[dict[str, Any]]:
+    """A row, with nothing paired, per evaluator the runs report that neither scored an item
+    of (a subject whose every item failed in both): the items give it no values to pair, and a
+    comparison that left it out read as if the subject had never been run."""
+    if any(" / " in r["subject"] for r in rows):  # two single subjects paired under one name
+        return []
+    shown = {(r["subject"], r["task"], r["evaluator"]) for r in rows}
+    found: dict[Key, None] = {}
+    for summary in (summary_a, summary_b):
+        for e in summary.evaluators if summary is not None else ():
+            if not e.n_scored and (e.subject, e.task, e.evaluator) not in shown:
+                found[(e.subject, e.task, e.evaluator)] = None
+    return [
+        {
+            "subject": subject,
+            "task": task,
+            "evaluator": evaluator,
+            **dict.fromkeys(_UNPAIRED + _UNPAIRED_P),
+            "mark": "",
+            "n": 0,
+            "n_dropped": 0,
+            "note": _unpaired_note(None, None),
+        }
+        for subject, task, evaluator in sorted(found)
+    ]
+
+
+#: a row's figures when nothing is paired
+_UNPAIRED = ("mean_a", "mean_b", "delta", "delta_ci_low", "delta_ci_high")
+_UNPAIRED_P = ("p_value", "p_adjusted", "p_holm")
 
 
 def measure_deltas(
