@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 
 import memgauge
 from memgauge import api
+from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.runs.suite import Suite
 
@@ -339,6 +341,20 @@ def test_a_missing_store_is_named_as_the_caller_gives_it(tmp_path: Path) -> None
     with pytest.raises(memgauge.UsageError, match=f"^store={re.escape(str(tmp_path))}: is a dir"):
         memgauge.read_run("x", store=tmp_path)
     assert not missing.exists()
+
+
+def test_a_server_store_without_its_driver_is_named_as_the_caller_gives_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The PostgreSQL driver's absence said "--store URL" to a Python caller too."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
+    url = "postgresql://u:secret@127.0.0.1:1/db"
+    shown = "postgresql://u:***@127.0.0.1:1/db"
+    with pytest.raises(memgauge.UnavailableError) as raised:
+        memgauge.read_run("x", store=url)
+    assert str(raised.value).startswith(f"store={shown}: PostgreSQL needs its driver")
+    assert main(["runs", "list", "--store", url]) == 3
+    assert f"--store {shown}: PostgreSQL needs its driver" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
