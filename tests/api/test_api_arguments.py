@@ -457,3 +457,18 @@ def test_accept_gate_from_python_names_run(tmp_path: Path) -> None:
         api.accept_gate(run_id[:8], store=db)
     said = str(refused.value)
     assert said.startswith(f"run={run_id[:8]}: run {run_id} is cancelled"), said
+
+
+def test_write_path_subject_names_its_keywords(tmp_path: Path) -> None:
+    """From Python, "give --extractor SPEC ... or --outputs TRACE.jsonl" and "--outputs PATH:
+    no such file" named flags; the keywords `spec` and `recorded` are named instead."""
+    missing = tmp_path / "none.jsonl"
+    with pytest.raises(memgauge.UsageError) as raised:
+        api.write_path_subject("extractor", None, None)
+    assert str(raised.value) == (
+        "give spec=SPEC (a live extractor) or recorded=TRACE.jsonl, one of them"
+    )
+    with pytest.raises(memgauge.UsageError, match=f"^recorded={re.escape(str(missing))}: no such"):
+        api.write_path_subject("decider", None, missing)
+    with pytest.raises(memgauge.UsageError, match=r"^spec: unknown kind 'nope'"):
+        api.write_path_subject("decider", "{nope: {}}", None)
