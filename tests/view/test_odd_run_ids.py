@@ -55,6 +55,9 @@ def odd(
     renamed |= {r: f"opt run/{i} ?#%" for i, r in enumerate(optimized[1:])}
     for old, new in renamed.items():
         _rename(db, old, new)
+    with sqlite3.connect(db) as conn:  # a run going on: its page reloads itself
+        conn.execute("UPDATE suite_runs SET status = 'running' WHERE run_id = 'opt/items'")
+    conn.close()
     with TestClient(create_app(db)) as client:
         yield client, list(renamed.values())
 
@@ -127,3 +130,11 @@ def test_a_page_name_after_an_odd_id_is_still_that_runs_page(
     assert "run opt/items" in unescape(r.text)
     items = client.get("/runs/opt%2Fitems/items")
     assert "Items of opt/items" in unescape(items.text)
+
+
+def test_a_live_run_page_reloads_its_own_url(odd: tuple[TestClient, list[str]]) -> None:
+    """A live page polls the URL it was opened at: the path as sent, `%2F` kept."""
+    client, _ = odd
+    for path in ("/runs/opt%2Fitems", "/runs/opt%2Fitems/items"):
+        html = client.get(path).text
+        assert f'hx-get="{path}"' in html, path
