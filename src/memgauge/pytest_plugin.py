@@ -350,12 +350,14 @@ def _write_path(
         if value.obj is not None:
             return {"live": {"name": value.name}}, {value.name: value.obj}
         value = value.text if value.text is not None else value.spec
+    # a message names the helper's argument (`extractor=PATH`), not --extractor or --outputs
+    keywords = (role, role)
     if isinstance(value, Path):
-        return api.write_path_subject(role, None, value)[0], {}
+        return api.write_path_subject(role, None, value, keywords=keywords)[0], {}
     if isinstance(value, Mapping):
         value = json.dumps(dict(value))  # YAML flow text, as --extractor takes it
     if isinstance(value, str):
-        return api.write_path_subject(role, value, None)[0], {}
+        return api.write_path_subject(role, value, None, keywords=keywords)[0], {}
     name = str(getattr(value, "name", type(value).__name__))
     return {"live": {"name": name}}, {name: value}
 

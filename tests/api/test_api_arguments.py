@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 
 import memgauge
 from memgauge import api
+from memgauge.cli.main import main
 from memgauge.data.demo import demo_dataset
 from memgauge.runs.suite import Suite
 
@@ -341,6 +343,20 @@ def test_a_missing_store_is_named_as_the_caller_gives_it(tmp_path: Path) -> None
     assert not missing.exists()
 
 
+def test_a_server_store_without_its_driver_is_named_as_the_caller_gives_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The PostgreSQL driver's absence said "--store URL" to a Python caller too."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
+    url = "postgresql://u:secret@127.0.0.1:1/db"
+    shown = "postgresql://u:***@127.0.0.1:1/db"
+    with pytest.raises(memgauge.UnavailableError) as raised:
+        memgauge.read_run("x", store=url)
+    assert str(raised.value).startswith(f"store={shown}: PostgreSQL needs its driver")
+    assert main(["runs", "list", "--store", url]) == 3
+    assert f"--store {shown}: PostgreSQL needs its driver" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("call", "says"),
     [
@@ -441,3 +457,18 @@ def test_accept_gate_from_python_names_run(tmp_path: Path) -> None:
         api.accept_gate(run_id[:8], store=db)
     said = str(refused.value)
     assert said.startswith(f"run={run_id[:8]}: run {run_id} is cancelled"), said
+
+
+def test_write_path_subject_names_its_keywords(tmp_path: Path) -> None:
+    """From Python, "give --extractor SPEC ... or --outputs TRACE.jsonl" and "--outputs PATH:
+    no such file" named flags; the keywords `spec` and `recorded` are named instead."""
+    missing = tmp_path / "none.jsonl"
+    with pytest.raises(memgauge.UsageError) as raised:
+        api.write_path_subject("extractor", None, None)
+    assert str(raised.value) == (
+        "give spec=SPEC (a live extractor) or recorded=TRACE.jsonl, one of them"
+    )
+    with pytest.raises(memgauge.UsageError, match=f"^recorded={re.escape(str(missing))}: no such"):
+        api.write_path_subject("decider", None, missing)
+    with pytest.raises(memgauge.UsageError, match=r"^spec: unknown kind 'nope'"):
+        api.write_path_subject("decider", "{nope: {}}", None)

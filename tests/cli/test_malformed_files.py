@@ -325,6 +325,7 @@ CASES: dict[str, tuple[list[str], tuple[int | None, str]]] = {
     "beir_corpus_missing_id": (["import-beir"], (2, "_id: needs a non-empty string id")),
     "beir_qrels_bad_score": (["import-beir"], (3, "score: 'high' is not an integer")),
     "items_csv_ragged_row.csv": (["import-csv-items"], (3, "4 cells, but the header has 3")),
+    "items_csv_one_cell_row.csv": (["import-csv-items"], (3, "1 cell, but the header has 3")),
     "items_csv_unknown_column.csv": (["import-csv-items"], (1, "answer: unknown column")),
     "spans_bad_score.jsonl": (
         ["import-spans"],

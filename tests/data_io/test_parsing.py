@@ -134,6 +134,17 @@ def test_ascii_numbers_are_read() -> None:
         parse_int("9223372036854775808")
 
 
+def test_an_integers_value_decides_whether_it_fits_not_its_leading_zeros() -> None:
+    """`0000000000000000000001`, 22 digits of which 21 are zeros, is 1: it was out of range,
+    as was every number written with more than 19 digits."""
+    assert parse_int("0000000000000000000001") == 1
+    assert parse_int("-00000009223372036854775808") == -(2**63)
+    assert parse_int("+" + "0" * 5000 + "7") == 7  # past int()'s 4300 digits
+    for past in ("9223372036854775808", "000" + "1" * 20, "-" + "0" * 3 + "9" * 25):
+        with pytest.raises(ValueError, match="64 bits"):
+            parse_int(past)
+
+
 def test_strict_dumps_writes_null_for_non_finite() -> None:
     value = {"mean": math.nan, "ci": (1.0, math.inf), "n": [-math.inf, 2], "s": "NaN"}
     text = dumps_strict(value, sort_keys=True)

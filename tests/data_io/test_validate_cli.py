@@ -178,6 +178,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "items_many_problems.jsonl": (3, "duplicate item id 'q1'"),
     "conversations_many_problems.json": (None, "fact 'f2' supersedes unknown fact 'f9'"),
     "stored_vectors_ragged.jsonl": (3, "vector: 2 numbers where the first line has 3"),
+    "stored_vectors_one_number.jsonl": (2, "vector: 1 number where the first line has 3"),
     # issue 33 item 4: a watch's state file cut off (tests/online/test_watch.py)
     "watch_state_truncated.json": (1, "not valid JSON"),
 }

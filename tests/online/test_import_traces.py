@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from memgauge.cli.main import main
+from memgauge.data.importers.otel import nanos
 from memgauge.data.tracing import Trace, TraceSet, read_traces
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -232,6 +233,17 @@ def test_token_counts_every_store_keeps_and_a_trace_sum_past_them_is_n_a(
     assert (two[0].prompt_tokens, two[0].completion_tokens) == (None, 24)
     assert [c.prompt_tokens for c in two[1].llm_calls] == [2**31 - 1, 2**31 - 1]
     assert (one[0].prompt_tokens, one[1].llm_calls[0].prompt_tokens) == (None, None)
+
+
+def test_a_time_of_nanoseconds_with_leading_zeros_is_its_value(tmp_path: Path) -> None:
+    """More than 19 characters of digits was out of range whatever their value: a time the
+    exporter zero-padded (`0001717318801000000000`, 2024-06-02T09:00:01) was refused."""
+    runs = json.loads((BAD / "traces_langsmith_time_past_64_bits.json").read_text())
+    runs[0]["end_time"] = "0001717318801000000000"
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs))
+    assert main(["logs", "import-traces", str(path), "--store", str(tmp_path / "kept.db")]) == 0
+    assert nanos({"endTimeUnixNano": "0" * 5000 + "5"}, "endTimeUnixNano") == 5
 
 
 @pytest.mark.parametrize("when", ["9999-12-31T23:59:59.000000", "99999999999999999999999", "²"])

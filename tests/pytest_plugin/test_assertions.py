@@ -286,6 +286,34 @@ def test_write_path_and_audit_helpers_name_an_argument_of_none(pytester: pytest.
     assert not _runs()
 
 
+def test_write_path_helpers_name_their_argument_not_the_commands_flags(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """Recorded outputs that are not there, or a spec of an unknown kind, were "--outputs
+    PATH: no such file" and "--extractor: unknown kind": flags of a command the test never
+    ran. They name the helper's argument."""
+    cases = DATA / "operations" / "cases.json"
+    missing = tmp_path / "none.jsonl"
+    pytester.makepyfile(
+        f"""
+        from pathlib import Path
+        import pytest
+        from memgauge.errors import UsageError
+        from memgauge.pytest_plugin import assert_extraction, assert_operations
+
+        def test_named():
+            with pytest.raises(UsageError, match=r"^extractor={missing}: no such file$"):
+                assert_extraction({str(cases)!r}, Path({str(missing)!r}), {{"f1": 0.5}})
+            with pytest.raises(UsageError, match="^decider: unknown kind 'nope'"):
+                assert_operations({str(cases)!r}, {{"nope": {{}}}}, {{"accuracy": 0.5}})
+            with pytest.raises(UsageError, match="^extractor: not a spec"):
+                assert_extraction({str(cases)!r}, "{{llm: [", {{"f1": 0.5}})
+        """
+    )
+    pytester.runpytest(*PLUGIN).assert_outcomes(passed=1)
+    assert not _runs()
+
+
 def test_the_store_option_sends_runs_elsewhere(
     pytester: pytest.Pytester, demo: Path, tmp_path: Path
 ) -> None:

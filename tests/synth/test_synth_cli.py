@@ -226,3 +226,15 @@ def test_a_run_killed_part_way_resumes_from_the_cache(
     # at most the one call in flight at the kill is asked twice
     assert 24 <= _chat_requests(server) <= 25
     assert json.loads((out / "synth_report.json").read_text())["n_kept"] == 21
+
+
+def test_one_group_of_one_call_is_said_in_the_singular(
+    server: FakeOpenAIServer,
+    memories_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["--groups", "1", "--category", "semantic-search", "--no-critic"]
+    assert _synth(memories_file, tmp_path / "one", *args) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert " in 1 group (1 LLM call, 0 failed, 1 request;" in out

@@ -422,3 +422,6 @@ def test_no_labels_of_the_run_asked_for_names_that_run(
     assert "no verdict labels" not in _out(argv)
     text = _out([*argv, "--run", run])
     assert f"no verdict labels of run {run} in the store: n/a (0 labelled)" in text
+    # the first characters of its id name the run as `runs show` names it: its whole id
+    text = _out([*argv, "--run", run[:-3]])
+    assert f"no verdict labels of run {run} in the store: n/a (0 labelled)" in text

@@ -30,6 +30,7 @@ __all__ = [
     "SEED_MAX",
     "digits_shown",
     "fmean",
+    "int_of_digits",
     "parse_finite_float",
     "parse_int",
     "parse_run_score",
@@ -98,13 +99,25 @@ def parse_run_score(text: str) -> float:
     return float(text)
 
 
+def int_of_digits(text: str) -> int:
+    """The integer `text` (`[+-]?[0-9]+`) writes, its value deciding whether it fits in 64
+    bits, not its digit count: leading zeros count for nothing (`0000000000000000000001` is
+    1). A value of more than 19 digits, which no 64-bit integer has, is one past the bound on
+    its side (INT64_MAX + 1, INT64_MIN - 1) without int() of it (slow past thousands of
+    digits, an error past 4300)."""
+    negative = text.startswith("-")
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:
+        return INT64_MIN - 1 if negative else INT64_MAX + 1
+    return -int(digits) if negative else int(digits)
+
+
 def parse_int(text: str) -> int:
     """`text` as an integer that fits in 64 bits (what SQLite stores); ValueError saying why
     not."""
     if not _INT.fullmatch(text):
         raise ValueError(f"{text!r} is not an integer{_why_not(text)}")
-    # past 19 digits no integer fits (and past 4300 int() raises its own error)
-    value = int(text) if len(text.lstrip("+-")) <= 19 else INT64_MAX + 1
+    value = int_of_digits(text)
     if not INT64_MIN <= value <= INT64_MAX:
         shown = digits_shown(text)
         raise ValueError(f"'{shown}' is out of range: integers must fit in 64 bits")

@@ -181,7 +181,7 @@ def ir_shapes(detail: Mapping[str, Any]) -> list[Shape]:
             shapes.append(
                 Paired(
                     title=f"Query-expansion impact: {s['name']}",
-                    note=f"{ex.get('n_queries')} queries; {ex.get('new_relevant', 0)} relevant "
+                    note=f"{counted(ex.get('n_queries'), 'query', 'queries')}; {ex.get('new_relevant', 0)} relevant "
                     "memories found only after expansion",
                     baseline="before expansion",
                     correction="Holm across measures",

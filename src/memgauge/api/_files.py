@@ -155,7 +155,7 @@ def _labels(path: Path) -> str:
 
     rows = load_judged(path, labels=True)
     n_pass = sum(r.label == "pass" for r in rows)
-    return f"{len(rows)} labelled outputs ({n_pass} pass, {len(rows) - n_pass} fail)"
+    return f"{counted(len(rows), 'labelled output')} ({n_pass} pass, {len(rows) - n_pass} fail)"
 
 
 def _extraction(path: Path) -> str:

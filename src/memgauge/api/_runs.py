@@ -416,20 +416,29 @@ def _check_live(suite: Suite, subjects: Mapping[str, object]) -> None:
 
 
 def write_path_subject(
-    role: Literal["extractor", "decider"], spec: str | None, recorded: Path | None
+    role: Literal["extractor", "decider"],
+    spec: str | None,
+    recorded: Path | None,
+    *,
+    keywords: tuple[str, str] = ("spec", "recorded"),
 ) -> tuple[dict[str, Any], str]:
     """The subject of `extraction` (`role="extractor"`) or `operations` (`"decider"`): a live
-    one from `--extractor SPEC` / `--decider SPEC`, or the outputs recorded in production
-    (`--outputs TRACE.jsonl`); and its label for reports."""
+    one from `spec` (`--extractor SPEC` / `--decider SPEC`), or the outputs recorded in
+    production (`recorded`, `--outputs TRACE.jsonl`); and its label for reports. Messages name
+    the two as the caller wrote them (`errors.argument`): the flags in a command, else
+    `keywords` (the pytest plug-in's `extractor` or `decider` for both)."""
+    spec_kw, recorded_kw = keywords
     if (spec is None) == (recorded is None):
         given = "not both" if spec is not None else "one of them"
-        raise UsageError(f"give --{role} SPEC (a live {role}) or --outputs TRACE.jsonl, {given}")
+        live = argument(spec_kw, "SPEC", flag=f"--{role}")
+        outputs = argument(recorded_kw, "TRACE.jsonl", flag="--outputs")
+        raise UsageError(f"give {live} (a live {role}) or {outputs}, {given}")
     if recorded is not None:
         if not recorded.is_file():
-            raise UsageError(f"--outputs {recorded}: no such file")
+            raise UsageError(f"{argument(recorded_kw, recorded, flag='--outputs')}: no such file")
         return {"recorded": {"path": str(recorded.resolve())}}, f"recorded outputs {recorded.name}"
     assert spec is not None
-    built = write_path_spec(role, spec)
+    built = write_path_spec(role, spec, spec_kw)
     ((kind, args),) = built.items()
     label = kind if kind != "python" else f"python:{args.get('target', '?')}"
     if kind.startswith("llm-"):

@@ -19,7 +19,7 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.listing import counted
-from memgauge.cli._common import PATH, console, json_option, store_option
+from memgauge.cli._common import PATH, console, json_option, open_suite_store, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.errors import SubjectError, UsageError
@@ -128,6 +128,9 @@ def _confusion(cal: Calibration, title: str, rows: str, columns: str) -> Table:
 def _calibrate_from_store(
     store: str | None, run: str | None, kind: str, evaluator: str | None, as_json: bool
 ) -> None:
+    if run is not None:  # its whole id, as `runs show` names it, not the characters typed
+        with open_suite_store(store) as runs:
+            run = api.resolve_run_id(runs, run)
     report = api.calibrate_review(store, kind=kind, run=run, target=evaluator)
     if as_json:
         click.echo(dumps_strict(report.as_dict(), sort_keys=True))

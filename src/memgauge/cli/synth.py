@@ -101,9 +101,9 @@ def synth(
         return
     out = console()
     out.print(
-        f"{counted(report.n_kept, 'item')} kept from {counted(report.n_memories, 'memory', 'memories')} in {report.n_groups} "
-        f"groups ({report.n_calls} LLM calls, {report.n_failed_calls} failed, "
-        f"{report.n_requests} requests; model {report.model}, critic "
+        f"{counted(report.n_kept, 'item')} kept from {counted(report.n_memories, 'memory', 'memories')} in {counted(report.n_groups, 'group')} "
+        f"({counted(report.n_calls, 'LLM call')}, {report.n_failed_calls} failed, "
+        f"{counted(report.n_requests, 'request')}; model {report.model}, critic "
         f"{report.critic_model or 'none'})"
     )
     table = Table(title="Rejected, by reason", title_justify="left")

@@ -85,7 +85,7 @@ def load_vectors(path: str | Path) -> dict[str, list[float]]:
                 loaded.file,
                 at.line,
                 at.field("vector"),
-                f"{len(row.vector)} numbers where {where} has {dim}: every stored vector"
+                f"{counted(len(row.vector), 'number')} where {where} has {dim}: every stored vector"
                 " must have the same dimension",
             )
             for at, row in loaded.valid

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memgauge._types import FloatArray
+from memgauge._util.listing import counted
 from memgauge._util.redact import redact, register_secret
 from memgauge.errors import SubjectError, UnavailableError
 
@@ -117,8 +118,9 @@ class OpenAIEmbedder:
             ) from None
         if matrix.ndim != 2 or matrix.shape[0] != n:
             raise SubjectError(
-                f"embeddings endpoint returned {matrix.shape[0] if matrix.ndim else 0}"
-                f" vectors for {n} texts"
+                "embeddings endpoint returned"
+                f" {counted(matrix.shape[0] if matrix.ndim else 0, 'vector')}"
+                f" for {counted(n, 'text')}"
             )
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return np.asarray(matrix / np.maximum(norms, 1e-12))

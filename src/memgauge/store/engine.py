@@ -36,7 +36,7 @@ from sqlalchemy import event
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.store.connection import BUSY_TIMEOUT_MS, busy, connect
 from memgauge.store.fresh_schema import cached_statements
-from memgauge.store.url import HEAD, RUNS, Records, StoreURL, nothing_recorded
+from memgauge.store.url import HEAD, RUNS, Records, StoreURL, given_store, nothing_recorded
 
 __all__ = [
     "UPGRADE_COMMAND",
@@ -86,12 +86,12 @@ def _server_engine(url: StoreURL, **connect_args: Any) -> sa.Engine:
         import psycopg  # noqa: F401
     except ImportError:
         raise UnavailableError(
-            f"--store {url}: PostgreSQL needs its driver: pip install 'memgauge[postgres]'"
+            f"{given_store(url)}: PostgreSQL needs its driver: pip install 'memgauge[postgres]'"
         ) from None
     try:
         return sa.create_engine(url.url, poolclass=sa.pool.NullPool, connect_args=connect_args)
     except (ValueError, sa.exc.ArgumentError) as exc:  # what `url.store_url`'s check let by
-        raise UsageError(f"--store {url}: not a valid server URL ({exc})") from None
+        raise UsageError(f"{given_store(url)}: not a valid server URL ({exc})") from None
 
 
 def unreachable(url: StoreURL, exc: BaseException) -> UnavailableError:

@@ -30,6 +30,7 @@ __all__ = [
     "Records",
     "StoreURL",
     "default_store",
+    "given_store",
     "nothing_recorded",
     "store_given_as",
     "store_url",
@@ -163,6 +164,12 @@ def store_url(value: str | Path | StoreURL, *, name: str | None = None) -> Store
         f"{_given(name, text)}: unknown scheme {scheme!r}; use sqlite:///PATH, a plain path, or"
         " postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
     )
+
+
+def given_store(url: StoreURL) -> str:
+    """The store `url` as a message names it, with the setting its caller gave it by:
+    `--store URL` in a command, `store=URL` from Python (the password masked)."""
+    return _given(argument("store"), str(url))
 
 
 def _given(name: str, text: str) -> str:

@@ -34,7 +34,7 @@ from memgauge._util.numbers import parse_finite_float, parse_int
 from memgauge._util.registry import SpecProblem
 from memgauge.data.jsonio import decode_text, line_of, parse_yaml
 from memgauge.data.parsing import ParseError, load_yaml
-from memgauge.errors import DataError, MemgaugeError, Problem, UsageError
+from memgauge.errors import DataError, MemgaugeError, Problem, UsageError, argument
 from memgauge.subjects.registry import SUBJECTS, check_subject
 
 __all__ = ["check_suite_subject", "one_spec", "parse_system", "write_path_spec"]
@@ -200,11 +200,12 @@ _WRITE_KINDS = {
 }
 
 
-def write_path_spec(role: str, text: str) -> dict[str, Any]:
+def write_path_spec(role: str, text: str, keyword: str = "spec") -> dict[str, Any]:
     """The subject spec of `--extractor SPEC` or `--decider SPEC` (YAML flow text such as
     `{llm: {model: m}}`, `{heuristic: {}}`, `{python: {target: pkg.mod:make}}`; a memory
-    extractor is `{memory: {mem0: {...}}}`); UsageError naming the flag."""
-    flag = f"--{role}"
+    extractor is `{memory: {mem0: {...}}}`); UsageError naming the flag in a command, else
+    the Python `keyword` the text was given as (`errors.argument`)."""
+    flag = argument(keyword, flag=f"--{role}")
     try:
         spec = load_yaml(text)[0]
     except ParseError as exc:

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -53,10 +54,10 @@ from memgauge.view.pages import LIVE, duration, run_page
 from memgauge.view.render import (
     NAV,
     item_context,
-    page_url,
     pager,
     render,
     run_named,
+    run_url,
     static_bytes,
 )
 from memgauge.view.runs_list import CANDIDATES, runs_list
@@ -120,7 +121,7 @@ class _Views:
 
     def _base(self, request: Request, **context: Any) -> dict[str, Any]:
         return {
-            "self_url": str(request.url.path)
+            "self_url": _sent_path(request)
             + (f"?{request.url.query}" if request.url.query else ""),
             **({"nav": self.nav} if self.nav else {}),
             **context,
@@ -151,9 +152,17 @@ class _Views:
             )
         )
 
+    async def run_pages(self, request: Request) -> Response:
+        """`/runs/{id}`, `/runs/{id}/items`, `/runs/{id}/item`: one route, as only the path
+        as sent tells a `/` of the id from the one before the page (`run_path`)."""
+        page = {"": self.run, "items": self.items, "item": self.item}.get(run_path(request)[1])
+        if page is None:
+            raise HTTPException(404, "no such page of a run")
+        return await page(request)
+
     async def run(self, request: Request) -> Response:
         with self._reader() as reader:
-            run_id = run_named(reader, request.path_params["run_id"])
+            run_id = run_named(reader, run_path(request)[0])
             # the headline: the page shows no query's own detail (a 10,000-query run's summary
             # is 99% of that); the gate's baseline reads the earlier runs' headlines likewise
             run = reader.get_run(run_id, headline=True)
@@ -186,7 +195,7 @@ class _Views:
         qp = request.query_params
         page_no = _page_number(qp.get("page"))
         with self._reader() as reader:
-            run_id = run_named(reader, request.path_params["run_id"])
+            run_id = run_named(reader, run_path(request)[0])
             run = reader.get_run(run_id, summary=False)
             assert run is not None
             baseline = qp.get("baseline") or None
@@ -208,12 +217,10 @@ class _Views:
             tasks = [t["task"] for t in reader.tasks(run_id)]
             others = reader.suite_runs(run)
         params = {k: v for k, v in qp.items() if k != "page" and v}
-        path = f"/runs/{run_id}/items"
+        path = run_url(run_id, "items")
 
         def item_url(row: Any) -> str:
-            return page_url(
-                f"/runs/{run_id}/item", subject=row.subject, task=row.task, item=row.item_id
-            )
+            return run_url(run_id, "item", subject=row.subject, task=row.task, item=row.item_id)
 
         return _page(
             render(
@@ -237,7 +244,7 @@ class _Views:
     async def item(self, request: Request) -> Response:
         qp = request.query_params
         with self._reader() as reader:
-            run_id = run_named(reader, request.path_params["run_id"])
+            run_id = run_named(reader, run_path(request)[0])
             run = reader.get_run(run_id, headline=True)
             assert run is not None
             it = reader.item(run_id, qp.get("subject", ""), qp.get("task", ""), qp.get("item", ""))
@@ -267,7 +274,7 @@ class _Views:
                         title="The same run twice",
                         message=f"a and b both name run {a_id}: a run compared with itself"
                         " shows no difference; pick another run to compare it with.",
-                        link=(f"/runs/{a_id}", f"Run {a_id}"),
+                        link=(run_url(a_id), f"Run {a_id}"),
                         **self._base(request),
                     ),
                     status_code=400,
@@ -397,6 +404,22 @@ def _search_text(given: str | None) -> str:
     return text
 
 
+def _sent_path(request: Request) -> str:
+    """The request's path as the client sent it, escapes kept (ASGI's `raw_path`; the decoded
+    path where the server gives none)."""
+    raw = request.scope.get("raw_path")
+    return raw.decode("latin-1") if raw else str(request.scope["path"])
+
+
+def run_path(request: Request) -> tuple[str, str]:
+    """The run id and the page (`""`, `"items"`, `"item"`) of a `/runs/...` request, read
+    from the path as sent: decoded, `/runs/a%2Fitems` (run `a/items`) and `/runs/a/items`
+    (run `a`'s items) are one path. `render.run_url` writes these URLs."""
+    _, _, rest = _sent_path(request).partition("/runs/")
+    run_part, _, page = rest.partition("/")
+    return unquote_to_bytes(run_part).decode("utf-8", errors="replace"), page
+
+
 def _refusing_nul(handler: Handler) -> Handler:
     """`handler`, after a check that no parameter holds a NUL byte: PostgreSQL refuses one in
     any text it is given (a 500), and no run id, name or search holds one."""
@@ -445,9 +468,7 @@ def create_app(
     views = _Views(url, nav=None if reviewer is None else [*NAV, ("Review", "/review")])
     pages = {
         "/": views.runs,
-        "/runs/{run_id}": views.run,
-        "/runs/{run_id}/items": views.items,
-        "/runs/{run_id}/item": views.item,
+        "/runs/{rest:path}": views.run_pages,
         "/compare": views.compare,
         "/trends": views.trends,
         "/ab": views.ab_list,

@@ -24,7 +24,7 @@ from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from jinja2 import (
     BytecodeCache,
@@ -85,6 +85,7 @@ __all__ = [
     "render_run_report",
     "report_from_store",
     "run_named",
+    "run_url",
     "static_bytes",
 ]
 
@@ -154,6 +155,14 @@ def page_url(path: str, /, **params: Any) -> str:
     """`path` with `params` (empty ones left out) as its query string."""
     query = {k: v for k, v in params.items() if v not in (None, "", False)}
     return path + ("?" + urlencode(query) if query else "")
+
+
+def run_url(run_id: str, page: str = "", /, **params: Any) -> str:
+    """The viewer's URL of run `run_id`'s `page` ("" its page, "items", "item") with
+    `params`. The id is one path segment with every character but letters, digits and `_.-~`
+    quoted: a stored id may hold a space, `/`, `?`, `#` or `%` (one an older memgauge
+    imported), and the viewer reads it back from the path as sent (`app.run_path`)."""
+    return page_url("/runs/" + quote(run_id, safe="") + (f"/{page}" if page else ""), **params)
 
 
 @dataclass(frozen=True)
@@ -304,6 +313,7 @@ def environment() -> Environment:
     env.globals.update(
         ci=_missing_is_none(fmt_ci),
         url=page_url,
+        run_url=run_url,
         nav=NAV,
         grid=grid,
         shape_chart=shape_chart,

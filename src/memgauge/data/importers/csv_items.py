@@ -33,6 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from memgauge._util.listing import counted
 from memgauge.data.importers.common import ImportReport
 from memgauge.data.jsonio import decode_text, existing
 from memgauge.data.models import TaskItem
@@ -120,7 +121,12 @@ def import_csv_items(path: str | Path) -> tuple[list[TaskItem], ImportReport]:
             continue
         if len(row) != len(header):
             problems.append(
-                Problem(file, line, None, f"{len(row)} cells, but the header has {len(header)}")
+                Problem(
+                    file,
+                    line,
+                    None,
+                    f"{counted(len(row), 'cell')}, but the header has {len(header)}",
+                )
             )
             continue
         if index:

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memgauge._util.numbers import INT64_MAX, INT64_MIN
+from memgauge._util.numbers import INT64_MAX, INT64_MIN, int_of_digits
 from memgauge.data.importers.common import ImportReport, json_type
 from memgauge.data.jsonio import decode_text, iter_jsonl
 from memgauge.data.parsing import ParseError, loads_json
@@ -162,8 +162,8 @@ def nanos(span: dict[str, Any], *keys: str) -> int | None:
         and not isinstance(value, bool)
         and _DIGITS.fullmatch(str(value))
     ):
-        # 20 digits and more are past 64 bits (and past 4300, no int() at all)
-        ns = int(value) if len(str(value)) < 20 else INT64_MAX + 1
+        # an int here is one JSON read, which fits in 64 bits (`parsing.loads_json`)
+        ns = value if isinstance(value, int) else int_of_digits(value)
     elif isinstance(value, str):
         try:
             at = datetime.fromisoformat(value.replace("Z", "+00:00"))

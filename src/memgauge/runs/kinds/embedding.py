@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from memgauge._util.listing import counted
 from memgauge.data.vectors import load_pairs
 from memgauge.errors import SubjectError
 from memgauge.runs.kinds.base import (
@@ -42,5 +43,5 @@ class EmbeddingKind(DatasetKind):
         out, latency, _ = super().ask(subject, answers, task, item)
         vectors = [[float(x) for x in v] for v in out]
         if len(vectors) != 2:
-            raise SubjectError(f"embed() gave {len(vectors)} vectors for 2 texts")
+            raise SubjectError(f"embed() gave {counted(len(vectors), 'vector')} for 2 texts")
         return {"a": vectors[0], "b": vectors[1]}, latency, {}
