@@ -18,7 +18,7 @@ from memgauge._util.builtins import BUILTINS
 from memgauge._util.registry import Registry, RegistryError, SpecArgs, args_model_of
 from memgauge.aggregates import AGGREGATES
 from memgauge.embed import EMBEDDERS, MiniLMEmbedder, OpenAIEmbedder, load_embedder
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, command_line
 from memgauge.llm.config import LLMConfig
 from memgauge.llm.providers import LLM_PROVIDERS
 from memgauge.runs.kinds import KINDS, TaskKind, kind_of
@@ -305,10 +305,13 @@ def test_flags_name_themselves_in_errors() -> None:
         parse_system("reference:mdoe=dense")
     with pytest.raises(UsageError, match=r"^--subject 'hybrid:k_rf=1': reference\.k_rf"):
         parse_system("hybrid:k_rf=1", "--subject")
-    with pytest.raises(UsageError, match=r"^--extractor .*: llm-extractor\.modle: unknown key"):
+    with command_line():  # a command names its flag; from Python, the keyword
+        with pytest.raises(UsageError, match=r"^--extractor .*: llm-extractor\.modle: unknown"):
+            write_path_spec("extractor", "{llm: {modle: m}}")
+        with pytest.raises(UsageError, match=r"^--decider .*: heuristic-decider\.treshold"):
+            write_path_spec("decider", "{heuristic: {treshold: 0.5}}")
+    with pytest.raises(UsageError, match=r"^spec '.*': llm-extractor\.modle: unknown key"):
         write_path_spec("extractor", "{llm: {modle: m}}")
-    with pytest.raises(UsageError, match=r"^--decider .*: heuristic-decider\.treshold"):
-        write_path_spec("decider", "{heuristic: {treshold: 0.5}}")
     with pytest.raises(UsageError, match=r"python\.kwarg: unknown key; did you mean 'kwargs'"):
         write_path_spec("decider", "{python: {target: 'pkg.mod:make', kwarg: {}}}")
 
