@@ -145,13 +145,10 @@ def set_flag(
         if not flags.update(name, changes):
             raise _unknown(name)
     test_keys = {"min_samples": "min_samples", "graduation_threshold": "improvement"}
-    if any(k in changes for k in test_keys):
+    config = {v: changes[k] for k, v in test_keys.items() if k in changes}
+    if config:
         with ABTestStore(where) as tests:
-            test = tests.get(name)
-            if test is not None:
-                config = dict(test["config"])
-                config.update({v: changes[k] for k, v in test_keys.items() if k in changes})
-                tests.set_config(name, config)
+            tests.update_config(name, config)
     return list_flags(where, name)[0]
 
 

@@ -212,20 +212,30 @@ class ABTestStore(Store):
             )
             self._project(c, name)
 
-    def set_config(self, name: str, config: Mapping[str, Any]) -> None:
-        """Replace the test's configuration (its flag's min_samples or threshold changed)."""
+    def update_config(self, name: str, changes: Mapping[str, Any]) -> bool:
+        """Set some of the test's configuration (its flag's min_samples or threshold changed),
+        read and written under the test's row lock: two processes changing different settings
+        at once keep both (each read of the whole configuration outside it lost the other's).
+        False when there is no such test."""
         with self._write_tx() as c:
+            stored = c.execute(
+                sa.select(_tests.c.config_json).where(_tests.c.feature_id == name).with_for_update()
+            ).scalar()
+            if stored is None:
+                return False
+            config = {**json.loads(stored), **changes}
             c.execute(
                 sa.update(_tests)
                 .where(_tests.c.feature_id == name)
                 .values(
-                    config_json=json.dumps(dict(config)),
+                    config_json=json.dumps(config),
                     min_samples=int(config["min_samples"]),
                     graduation_threshold=float(config["improvement"]),
                     updated_at=utc_now(),
                 )
             )
             self._project(c, name)
+        return True
 
     def last_shadow_run(self, name: str) -> int:
         """The newest `eval_shadow_runs` id fed to the test as a pair (0: none yet)."""
