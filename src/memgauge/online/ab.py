@@ -181,11 +181,13 @@ def add_pairs(
     for row, sid in zip(rows, shadow_run_ids or (), strict=False):
         row["shadow_run_id"], row["pair_key"] = sid, f"shadow:{sid}"
     after: list[SPRTState] = []
+    seen: list[str] = []  # the status under the lock that took the pairs
 
     def advance(now: dict[str, Any], new: list[Mapping[str, Any]]) -> dict[str, Any]:
         # the test as it stands under its lock: another process may have graduated or paused
         # it since `_running_test` read it
         _refuse_paused(name, now)
+        seen.append(now["status"])
         graduated = now["graduated_at"] if now["status"] == "graduated" else None
         if graduated and new:
             # its decision rolled its flag out to 100%: later pairs turning the test to
@@ -205,7 +207,9 @@ def add_pairs(
 
     added = store.add(name, rows, advance)
     report = ab_report(store, name)
-    store.set_status(name, _STATUS[report["decision"]])
+    # only if no other process changed the status since the pairs were taken: an `ab pause`
+    # in between stays paused, and a decision on more pairs is not undone by this older one
+    store.set_status(name, _STATUS[report["decision"]], expect=seen[-1])
     return len(added), after[-1], report
 
 
