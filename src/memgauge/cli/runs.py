@@ -276,7 +276,8 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
 
     jsonl: one item per line; json: {run, items}; csv: one row per item, a column per
     evaluator (value, passed, reason); parquet: the same table with typed columns (a missing
-    value is null) and the run in the file's metadata; bundle: the run as it is stored.
+    value is null) and the run in the file's metadata; bundle: the run as it is stored
+    (once it has ended: completed, failed or cancelled).
     With `repeat: N` each repeat is a row: `item_id` as stored (`ID#rR`), `source_id` the
     dataset's id and `repeat` the index (0 the first).
     """
