@@ -352,3 +352,34 @@ def test_two_flags_sets_at_once_keep_both_settings_in_the_test(
     assert test is not None
     assert (test["config"]["min_samples"], test["config"]["improvement"]) == (50, 0.2)
     assert (test["min_samples"], test["graduation_threshold"]) == (50, 0.2)
+
+
+def test_an_ab_create_while_the_flag_is_created_leaves_both_and_no_error(
+    store_where: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ab create F` from another process after `flags create F` stored the flag and found no
+    test of that name: the flag's creation ended with "an A/B test called 'F' exists" (exit 2)
+    with the flag stored, half done. That test is the flag's test, as when it came first."""
+    from memgauge.store.ab_tests import ABTestStore
+
+    db = store_where
+    real_get = ABTestStore.get
+    other: list[int] = []
+
+    def get(self: ABTestStore, name: str) -> Any:
+        found = real_get(self, name)
+        if not other:
+            other.append(-1)
+            other[0] = main(["ab", "create", name, "--delta", "0.2", "--store", db])
+        return found
+
+    monkeypatch.setattr(ABTestStore, "get", get)
+    assert main(["flags", "create", "F", "--store", db]) == 0
+    assert other == [0]
+    assert "Traceback" not in capsys.readouterr().err
+    [flag] = _json(capsys, ["flags", "list", "F", "--store", db, "--json"])
+    assert flag["test"]["status"] == "running"
+    with ABTestStore(db) as tests:
+        test = tests.get("F")
+    assert test is not None
+    assert test["config"]["delta"] == 0.2  # the one `ab create` made

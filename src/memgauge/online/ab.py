@@ -122,10 +122,18 @@ def pair_key(pair: Pair) -> str:
     )
 
 
-def create_test(store: ABTestStore, name: str, metric: str, config: Mapping[str, Any]) -> None:
+def create_test(
+    store: ABTestStore,
+    name: str,
+    metric: str,
+    config: Mapping[str, Any],
+    *,
+    exist_ok: bool = False,
+) -> None:
     """Start test `name` on `metric` (`config`: delta, alpha, beta, min_samples, improvement,
     max_latency_increase, and optionally rule, bounds, prob_threshold, allow_unmeasured), its
-    SPRT at zero; a UsageError when the name is taken or the rule or bounds unknown."""
+    SPRT at zero; a UsageError when the rule or bounds are unknown, or when the name is taken
+    (unless `exist_ok`: the test that holds it is kept)."""
     rule = config.get("rule", "sprt")
     if rule not in DECISION_RULES:
         raise UsageError(f"--rule {rule!r}: one of {', '.join(DECISION_RULES)}")
@@ -141,7 +149,7 @@ def create_test(store: ABTestStore, name: str, metric: str, config: Mapping[str,
         upper_bound=sprt.upper,
         lower_bound=sprt.lower,
     )
-    if not created:
+    if not created and not exist_ok:
         raise UsageError(f"an A/B test called {name!r} exists; pick another name")
 
 

@@ -130,7 +130,9 @@ def create_flag(
                 "min_samples": full["min_samples"],
                 "improvement": full["graduation_threshold"],
             }
-            ab.create_test(tests, name, metric, config)
+            # `ab create NAME` from another process may create it since `get` read none: the
+            # flag is stored already, and that test is the flag's test
+            ab.create_test(tests, name, metric, config, exist_ok=True)
     return list_flags(where, name)[0]
 
 
