@@ -183,3 +183,28 @@ def test_a_store_before_0015_gets_the_keys_of_its_pairs(
     old = tmp_path / "old.jsonl"
     old.write_text(json.dumps({"query_id": "q0", "control": 0.25, "treatment": 0.5}) + "\n")
     assert "old: 0 pairs added, 1 already added" in _add(capsys, store_where, "old", old)
+
+
+def test_a_pause_while_pairs_are_added_stays(
+    store_where: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`ab pause` from another process after `ab add` took its pairs and before it stored the
+    decision they lead to: the add set the status back to running, and the test took pairs
+    again as if nobody had paused it. The decision is stored only if the status is still the
+    one the pairs were taken under."""
+    assert main(["ab", "create", "t", "--delta", "0.1", "--store", store_where]) == 0
+    real_add = ABTestStore.add
+    paused: list[int] = []
+
+    def add(self: ABTestStore, *args: Any) -> Any:
+        taken = real_add(self, *args)
+        paused.append(main(["ab", "pause", "t", "--store", store_where]))
+        return taken
+
+    monkeypatch.setattr(ABTestStore, "add", add)
+    assert "t: 10 pairs added" in _add(capsys, store_where, "t", _pairs(tmp_path / "p.jsonl", 10))
+    assert paused == [0]
+    assert _status(capsys, store_where, "t")["status"] == "paused"

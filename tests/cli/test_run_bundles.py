@@ -456,3 +456,33 @@ def test_a_stored_run_id_the_import_refuses_is_still_read(
     assert "my run" in capsys.readouterr().out
     assert main(["report", "my", "--store", store, "--out", str(tmp_path / "r.md")]) == 0
     assert (tmp_path / "r.md").is_file()
+
+
+def test_a_run_still_being_written_is_not_bundled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run exported while its process still wrote it: the bundle held the items done so far
+    with status `running` and the owner's pid, and the store it was imported into showed it
+    running, driven by a process that drove it elsewhere (`--resume` there was refused as
+    "process N on this host is driving this run")."""
+    import socket
+    import sqlite3
+
+    from memgauge._util.process import process_start
+
+    store, run_id, _ = _exported_run(tmp_path, "main", capsys)
+    me = os.getpid()
+    with sqlite3.connect(store) as conn:  # still going: this process writes it
+        conn.execute(
+            "UPDATE suite_runs SET status = 'running', owner = 't', finished_at = NULL,"
+            " pid = ?, host = ?, pid_start = ? WHERE run_id = ?",
+            (me, socket.gethostname(), process_start(me), run_id),
+        )
+    bundle = tmp_path / "running.json"
+    args = ["runs", "export", run_id, "--format", "bundle", "--store", store, "--out", str(bundle)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"run {run_id} is running: a bundle holds runs that have ended" in err
+    assert f"`memgauge runs watch {run_id}`" in err
+    assert "Traceback" not in err
+    assert not bundle.exists()

@@ -322,3 +322,64 @@ def test_a_test_paused_while_its_flag_s_runner_feeds_it_is_fed_nothing(
         assert flags.feed("P") == 6  # what waited
     finally:
         flags.close()
+
+
+def test_two_flags_sets_at_once_keep_both_settings_in_the_test(
+    store_where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`flags set F --min-samples 50` and, from another process at the same moment, `flags set
+    F --graduation-threshold 0.2`: the second one's change landed between the first's read of
+    the A/B test's configuration and its write of the whole of it, and was lost (the flag said
+    0.2, its test graduated at 0.03). Each change is now made under the test's row lock."""
+    from memgauge.store.ab_tests import ABTestStore
+
+    db = store_where
+    assert main(["flags", "create", "F", "--store", db]) == 0
+    real_write = ABTestStore._write_tx
+    other: list[int] = []
+
+    def write(self: ABTestStore, *args: Any) -> Any:
+        if not other:  # the other process, just before this one's transaction begins
+            other.append(-1)
+            other[0] = main(["flags", "set", "F", "--graduation-threshold", "0.2", "--store", db])
+        return real_write(self, *args)
+
+    monkeypatch.setattr(ABTestStore, "_write_tx", write)
+    assert main(["flags", "set", "F", "--min-samples", "50", "--store", db]) == 0
+    assert other == [0]
+    with ABTestStore(db) as tests:
+        test = tests.get("F")
+    assert test is not None
+    assert (test["config"]["min_samples"], test["config"]["improvement"]) == (50, 0.2)
+    assert (test["min_samples"], test["graduation_threshold"]) == (50, 0.2)
+
+
+def test_an_ab_create_while_the_flag_is_created_leaves_both_and_no_error(
+    store_where: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ab create F` from another process after `flags create F` stored the flag and found no
+    test of that name: the flag's creation ended with "an A/B test called 'F' exists" (exit 2)
+    with the flag stored, half done. That test is the flag's test, as when it came first."""
+    from memgauge.store.ab_tests import ABTestStore
+
+    db = store_where
+    real_get = ABTestStore.get
+    other: list[int] = []
+
+    def get(self: ABTestStore, name: str) -> Any:
+        found = real_get(self, name)
+        if not other:
+            other.append(-1)
+            other[0] = main(["ab", "create", name, "--delta", "0.2", "--store", db])
+        return found
+
+    monkeypatch.setattr(ABTestStore, "get", get)
+    assert main(["flags", "create", "F", "--store", db]) == 0
+    assert other == [0]
+    assert "Traceback" not in capsys.readouterr().err
+    [flag] = _json(capsys, ["flags", "list", "F", "--store", db, "--json"])
+    assert flag["test"]["status"] == "running"
+    with ABTestStore(db) as tests:
+        test = tests.get("F")
+    assert test is not None
+    assert test["config"]["delta"] == 0.2  # the one `ab create` made

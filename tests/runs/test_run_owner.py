@@ -254,3 +254,38 @@ def test_a_process_whose_run_is_taken_over_stops_and_leaves_the_run_to_the_new_o
         row = conn.execute("SELECT status, owner, pid, summary_json FROM suite_runs").fetchone()
     assert row == ("running", "theirs", 4242, None)  # untouched by the process that lost it
     assert _finished(db) < 200
+
+
+def test_the_viewer_and_a_report_judge_a_running_run_by_its_owner(
+    lookup_suite: LookupSuite,
+    capsys: pytest.CaptureFixture[str],
+    sleeper: subprocess.Popen[bytes],
+    tmp_path: Path,
+) -> None:
+    """A run killed mid-way said `running` in the viewer for ever, its pages refreshing every
+    2 s, while `runs list` and `runs show` flagged it with the command that finishes it; and a
+    report (a file) of a running run said it refreshed itself, which a file never does."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    _, db, run_id = _half_done_run(lookup_suite, capsys, 10)
+    pid = sleeper.pid
+    _set_owner(db, run_id, pid=pid, host=socket.gethostname(), pid_start=process_start(pid))
+    live = 'data-live="1"'
+    with TestClient(create_app(db)) as client:
+        pages = [client.get(p).text for p in ("/", f"/runs/{run_id}", f"/runs/{run_id}/items")]
+        assert all(live in page for page in pages)  # alive: followed, however long it takes
+        assert "owner gone" not in pages[0]
+        assert "is gone (killed?)" not in pages[1]
+        report = tmp_path / "run.html"
+        assert _cli(capsys, "report", run_id, "--store", str(db), "--out", str(report))[0] == 0
+        assert "refreshes every 2 s" not in report.read_text()
+        sleeper.send_signal(signal.SIGKILL)
+        sleeper.wait()
+        pages = [client.get(p).text for p in ("/", f"/runs/{run_id}", f"/runs/{run_id}/items")]
+    assert not any(live in page for page in pages)
+    assert "(owner gone?)" in pages[0]
+    gone = f"process {pid} is gone (killed?); finish it with `memgauge run SUITE --resume {run_id}`"
+    assert gone in pages[1]
+    assert "refreshes every 2 s" not in pages[1]

@@ -393,3 +393,34 @@ def test_the_gate_prints_what_decides_and_folds_the_rest(
 def _runs_json(capsys: pytest.CaptureFixture[str], db: str) -> str:
     assert main(["runs", "list", "--store", db, "--json"]) == 0
     return capsys.readouterr().out
+
+
+def test_a_suite_file_gates_the_run_that_completed_last(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI job's run (a regression) and someone's run of the same suite, at once on one store:
+    the other one started later and ended first. `memgauge run suite.yaml && memgauge gate
+    suite.yaml` in the CI job gated the other run (the one created last), passed, and never
+    gated its own. The latest completed run is the one that completed last."""
+    import sqlite3
+    from datetime import datetime, timedelta
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    ids = []
+    for right in (6, 2, 6):  # a baseline, the CI job's regression, the other person's run
+        assert main(["run", str(gated_suite(tmp_path, right=right)), "--store", db]) == 0
+        with sqlite3.connect(db) as conn:
+            newest = "SELECT run_id FROM suite_runs ORDER BY created_at DESC, run_id DESC"
+            ids.append(conn.execute(newest).fetchone()[0])
+    ci, other = ids[1], ids[2]
+    with sqlite3.connect(db) as conn:  # the CI job's run ended after the other one
+        (ended,) = conn.execute("SELECT finished_at FROM suite_runs WHERE run_id = ?", (other,))
+        later = datetime.fromisoformat(ended[0]) + timedelta(seconds=1)
+        conn.execute(
+            "UPDATE suite_runs SET finished_at = ? WHERE run_id = ?", (later.isoformat(), ci)
+        )
+    capsys.readouterr()
+    code = main(["gate", str(tmp_path / "suite.yaml"), "--store", db, "--no-learn", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (report["run_id"], report["status"], code) == (ci, "fail", 1)

@@ -27,7 +27,8 @@ __all__ = ["accept_gate", "failed_gates", "gate", "history", "learnings_query"]
 
 def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
     """The run `target` names: a run id (or its prefix), or a suite file (its latest completed
-    run)."""
+    run: the one that completed last, not the one created last, which on a store several
+    processes share may have started after and ended before the run that just ended)."""
     path = Path(target)
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         if not path.exists():  # a run id has no such suffix: a mistyped suite path
@@ -36,7 +37,7 @@ def _gated_run(store: SuiteRunStore, target: str) -> RunRecord:
         runs = store.suite_history(name)
         if not runs:
             raise UsageError(f"no completed run of suite {name!r} in {store.url}: run it first")
-        return runs[-1]
+        return max(runs, key=lambda r: (r.finished_at or r.created_at, r.created_at, r.run_id))
     run_id = resolve_resume(store, target)
     assert run_id is not None
     run = store.get_run(run_id)
@@ -65,7 +66,7 @@ def gate(
     baseline: Sequence[str | Path] = (),
     measures: Sequence[str | MeasureRef] = (),
 ) -> tuple[GateResult, int]:
-    """Gate a run (its id, or a suite file: its latest completed run) against the rolling
+    """Gate a run (its id, or a suite file: its run that completed last) against the rolling
     baseline of its suite's earlier runs, in the store and in the run bundles `baseline`
     (exported earlier: CI on a runner with no shared store); each regression becomes a failure
     memory (unless `learn` is False). Returns the verdict (its `memories` name the failure

@@ -126,7 +126,7 @@ def gate(
     junit: Path | None,
     **thresholds: Any,
 ) -> None:
-    """Gate a run (an id, or a suite file: its latest completed run) against the rolling
+    """Gate a run (an id, or a suite file: its run that completed last) against the rolling
     baseline of the suite's earlier runs (those that failed the gate left out). Exit 1 when a
     measure that decides (a target of the run, a --measure, a task's primary measure) dropped
     by its threshold or more; the other measures are shown as information."""

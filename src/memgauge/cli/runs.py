@@ -278,7 +278,8 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
     evaluator (value, passed, reason), for spreadsheets: a text a spreadsheet would run as a
     formula (first `=`, `+`, `-`, `@`, a tab or CR; not a number) is written behind a `'`;
     parquet: the same table with typed columns (a missing value is null), every text as
-    stored, and the run in the file's metadata; bundle: the run as it is stored.
+    stored, and the run in the file's metadata; bundle: the run as it is stored (once it has
+    ended: completed, failed or cancelled).
     With `repeat: N` each repeat is a row: `item_id` as stored (`ID#rR`), `source_id` the
     dataset's id and `repeat` the index (0 the first).
     """

@@ -122,10 +122,18 @@ def pair_key(pair: Pair) -> str:
     )
 
 
-def create_test(store: ABTestStore, name: str, metric: str, config: Mapping[str, Any]) -> None:
+def create_test(
+    store: ABTestStore,
+    name: str,
+    metric: str,
+    config: Mapping[str, Any],
+    *,
+    exist_ok: bool = False,
+) -> None:
     """Start test `name` on `metric` (`config`: delta, alpha, beta, min_samples, improvement,
     max_latency_increase, and optionally rule, bounds, prob_threshold, allow_unmeasured), its
-    SPRT at zero; a UsageError when the name is taken or the rule or bounds unknown."""
+    SPRT at zero; a UsageError when the rule or bounds are unknown, or when the name is taken
+    (unless `exist_ok`: the test that holds it is kept)."""
     rule = config.get("rule", "sprt")
     if rule not in DECISION_RULES:
         raise UsageError(f"--rule {rule!r}: one of {', '.join(DECISION_RULES)}")
@@ -141,7 +149,7 @@ def create_test(store: ABTestStore, name: str, metric: str, config: Mapping[str,
         upper_bound=sprt.upper,
         lower_bound=sprt.lower,
     )
-    if not created:
+    if not created and not exist_ok:
         raise UsageError(f"an A/B test called {name!r} exists; pick another name")
 
 
@@ -181,11 +189,13 @@ def add_pairs(
     for row, sid in zip(rows, shadow_run_ids or (), strict=False):
         row["shadow_run_id"], row["pair_key"] = sid, f"shadow:{sid}"
     after: list[SPRTState] = []
+    seen: list[str] = []  # the status under the lock that took the pairs
 
     def advance(now: dict[str, Any], new: list[Mapping[str, Any]]) -> dict[str, Any]:
         # the test as it stands under its lock: another process may have graduated or paused
         # it since `_running_test` read it
         _refuse_paused(name, now)
+        seen.append(now["status"])
         graduated = now["graduated_at"] if now["status"] == "graduated" else None
         if graduated and new:
             # its decision rolled its flag out to 100%: later pairs turning the test to
@@ -205,7 +215,9 @@ def add_pairs(
 
     added = store.add(name, rows, advance)
     report = ab_report(store, name)
-    store.set_status(name, _STATUS[report["decision"]])
+    # only if no other process changed the status since the pairs were taken: an `ab pause`
+    # in between stays paused, and a decision on more pairs is not undone by this older one
+    store.set_status(name, _STATUS[report["decision"]], expect=seen[-1])
     return len(added), after[-1], report
 
 

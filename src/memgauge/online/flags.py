@@ -131,7 +131,9 @@ def create_flag(
                 "min_samples": full["min_samples"],
                 "improvement": full["graduation_threshold"],
             }
-            ab.create_test(tests, name, metric, config)
+            # `ab create NAME` from another process may create it since `get` read none: the
+            # flag is stored already, and that test is the flag's test
+            ab.create_test(tests, name, metric, config, exist_ok=True)
     return list_flags(where, name)[0]
 
 
@@ -146,13 +148,10 @@ def set_flag(
         if not flags.update(name, changes):
             raise _unknown(name)
     test_keys = {"min_samples": "min_samples", "graduation_threshold": "improvement"}
-    if any(k in changes for k in test_keys):
+    config = {v: changes[k] for k, v in test_keys.items() if k in changes}
+    if config:
         with ABTestStore(where) as tests:
-            test = tests.get(name)
-            if test is not None:
-                config = dict(test["config"])
-                config.update({v: changes[k] for k, v in test_keys.items() if k in changes})
-                tests.set_config(name, config)
+            tests.update_config(name, config)
     return list_flags(where, name)[0]
 
 

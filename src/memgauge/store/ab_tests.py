@@ -186,46 +186,62 @@ class ABTestStore(Store):
             result = ab_test_eval_row(test, _read_pairs(c, name), str(test["updated_at"]))
             replace_eval_results(c, str(result["run_id"]), [result])
 
-    def set_status(self, name: str, status: str) -> None:
+    def set_status(self, name: str, status: str, *, expect: str | None = None) -> bool:
         """Set the status; `graduated_at` is the time it first graduated, and is cleared if
         the test leaves `graduated`. Graduating (from another status) rolls the feature flag
-        of the same name, if any, out to 100%: flag, shadow runs and test are one workflow."""
+        of the same name, if any, out to 100%: flag, shadow runs and test are one workflow.
+
+        With `expect`, only while the status is still `expect` (a compare-and-swap under the
+        test's row lock): a decision drawn from what the caller read does not undo a change
+        another process made since (`ab pause`, or a later decision). False when not set."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
         now = utc_now()
         graduated = sa.func.coalesce(_tests.c.graduated_at, now) if status == "graduated" else None
         with self._write_tx() as c:
-            if status == "graduated":
-                before = c.execute(
-                    sa.select(_tests.c.status).where(_tests.c.feature_id == name)
-                ).scalar()
-                if before != "graduated":
-                    c.execute(
-                        sa.update(_flags)
-                        .where(_flags.c.feature_id == name)
-                        .values(rollout_percent=100.0, updated_at=now)
-                    )
+            before = c.execute(
+                sa.select(_tests.c.status).where(_tests.c.feature_id == name).with_for_update()
+            ).scalar()
+            if expect is not None and before != expect:
+                return False
+            if status == "graduated" and before != "graduated":
+                c.execute(
+                    sa.update(_flags)
+                    .where(_flags.c.feature_id == name)
+                    .values(rollout_percent=100.0, updated_at=now)
+                )
             c.execute(
                 sa.update(_tests)
                 .where(_tests.c.feature_id == name)
                 .values(graduated_at=graduated, status=status, updated_at=now)
             )
             self._project(c, name)
+        return True
 
-    def set_config(self, name: str, config: Mapping[str, Any]) -> None:
-        """Replace the test's configuration (its flag's min_samples or threshold changed)."""
+    def update_config(self, name: str, changes: Mapping[str, Any]) -> bool:
+        """Set some of the test's configuration (its flag's min_samples or threshold changed),
+        read and written under the test's row lock: two processes changing different settings
+        at once keep both (each read of the whole configuration outside it lost the other's).
+        False when there is no such test."""
         with self._write_tx() as c:
+            stored = c.execute(
+                sa.select(_tests.c.config_json).where(_tests.c.feature_id == name).with_for_update()
+            ).scalar()
+            if stored is None:
+                return False
+            config = {**json.loads(stored), **changes}
             c.execute(
                 sa.update(_tests)
                 .where(_tests.c.feature_id == name)
                 .values(
-                    config_json=json.dumps(dict(config)),
+                    config_json=json.dumps(config),
                     min_samples=int(config["min_samples"]),
                     graduation_threshold=float(config["improvement"]),
                     updated_at=utc_now(),
                 )
             )
             self._project(c, name)
+        return True
 
     def last_shadow_run(self, name: str) -> int:
         """The newest `eval_shadow_runs` id fed to the test as a pair (0: none yet)."""

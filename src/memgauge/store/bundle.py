@@ -98,13 +98,25 @@ class _Entry(Model):
     run_failures: list[_Failure] = Field(default_factory=list)
 
 
+#: the statuses of a run that has ended: what a bundle holds
+ENDED = ("completed", "failed", "cancelled")
+
+
 def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:
-    """The bundle of `run_ids` from a `SuiteRunStore`."""
+    """The bundle of `run_ids` from a `SuiteRunStore`. A run that has not ended is refused: its
+    copy, read while its items were still being written, would be recorded elsewhere as
+    `running`, owned by a process that drives it in another store."""
     runs = []
     for run_id in run_ids:
         run = store.get_run(run_id)
         if run is None:
             raise UsageError(f"no run {run_id!r} in {store.url}; see `memgauge runs list`")
+        if run.status not in ENDED:
+            raise UsageError(
+                f"run {run_id} is {run.status}: a bundle holds runs that have ended; export it"
+                f" once it has (`memgauge runs watch {run_id}` follows it), or, if its process"
+                f" is gone, finish it first with `memgauge run SUITE --resume {run_id}`"
+            )
         runs.append(
             {
                 "run": run.model_dump(mode="json"),

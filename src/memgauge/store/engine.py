@@ -133,6 +133,21 @@ def lost(url: StoreURL, exc: sa.exc.DBAPIError) -> bool:
     )
 
 
+def locked(url: StoreURL, exc: sa.exc.DBAPIError) -> UnavailableError | None:
+    """The error a SQLite store whose lock another process held past the busy timeout becomes
+    (exit 3, as an unreachable server: nothing recorded is lost, and the command can be run
+    again or the run resumed once the lock is free); None for any other error."""
+    orig = exc.orig
+    if not url.is_sqlite or not isinstance(orig, sqlite3.OperationalError) or not busy(orig):
+        return None
+    return UnavailableError(
+        f"results store {url} stayed locked by another process for more than"
+        f" {BUSY_TIMEOUT_MS // 1000} s ({orig}). Nothing recorded so far is lost: once that"
+        " process is done, run the command again, or finish a run with `--resume RUN_ID`"
+        " (see `memgauge runs list`)"
+    )
+
+
 @contextmanager
 def _translated(url: StoreURL) -> Iterator[None]:
     try:
@@ -140,6 +155,8 @@ def _translated(url: StoreURL) -> Iterator[None]:
     except sa.exc.DBAPIError as exc:
         if lost(url, exc):
             raise unreachable(url, exc) from None
+        if (error := locked(url, exc)) is not None:
+            raise error from None
         raise
 
 

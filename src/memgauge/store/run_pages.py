@@ -331,8 +331,9 @@ class RunReader(SuiteRunStore):
         candidates: bool = True,
         limit: int = 200,
     ) -> list[dict[str, Any]]:
-        """The newest runs first, with item counts, subjects, tasks, failure records and
-        `study_id`: the optimization the run is a candidate of (None for a run of its own).
+        """The newest runs first, with item counts, subjects, tasks, failure records, the
+        owner's `pid`, `host` and `pid_start` (whether a `running` run is) and `study_id`:
+        the optimization the run is a candidate of (None for a run of its own).
         `candidates=False` leaves the candidates out (the runs page shows each study once,
         `study_groups`), so an optimization's runs take no place among the `limit` newest."""
         clauses, args = _run_filters(suite, status, kind)
@@ -348,7 +349,8 @@ class RunReader(SuiteRunStore):
             " (SELECT COUNT(*) FROM suite_run_items i WHERE i.run_id = r.run_id"
             "  AND i.status = 'failed'),"
             " (SELECT COUNT(*) FROM suite_run_failures f WHERE f.run_id = r.run_id),"
-            " (SELECT MIN(o.study_id) FROM optimization_iterations o WHERE o.run_id = r.run_id)"
+            " (SELECT MIN(o.study_id) FROM optimization_iterations o WHERE o.run_id = r.run_id),"
+            " r.pid, r.host, r.pid_start"
             f" FROM suite_runs r {where} ORDER BY r.created_at DESC, r.run_id DESC LIMIT :limit",
             args,
         )
@@ -376,6 +378,7 @@ class RunReader(SuiteRunStore):
                 "tasks": tasks.get(r[0], []),
                 "n_failure_records": r[12],
                 "study_id": r[13],
+                **dict(zip(("pid", "host", "pid_start"), r[14:17], strict=True)),
             }
             for r in rows
         ]

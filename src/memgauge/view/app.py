@@ -50,7 +50,7 @@ from memgauge.view.history import (
     trend_page,
 )
 from memgauge.view.optimization import study_page
-from memgauge.view.pages import LIVE, duration, run_page
+from memgauge.view.pages import duration, is_live, run_page, stale_reason
 from memgauge.view.render import (
     NAV,
     item_context,
@@ -139,7 +139,8 @@ class _Views:
             choices = reader.choices()
         for r in rows:
             r["duration"] = duration(r["started_at"], r["finished_at"])
-        live = any(r["status"] in LIVE for r in rows) or any(g["n_live"] for g in groups)
+            r["stale"] = stale_reason(r)
+        live = any(is_live(r) for r in rows) or any(g["n_live"] for g in groups)
         return _page(
             render(
                 "runs.html",
@@ -236,7 +237,7 @@ class _Views:
                 tasks=tasks,
                 others=others,
                 item_url=item_url,
-                live=run.status in LIVE,
+                live=is_live(run),
                 **self._base(request),
             )
         )

@@ -21,6 +21,7 @@ from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
 from memgauge.data.shapes import Breakdown, Curve, Shape, Table
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num
+from memgauge.report.liveness import liveness
 from memgauge.report.shapes import Section, cell_text, grid, sections
 from memgauge.store.run_pages import ItemRow
 from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
@@ -34,12 +35,16 @@ __all__ = [
     "RunPage",
     "duration",
     "hit_rows",
+    "is_live",
     "item_row",
     "run_page",
+    "stale_reason",
 ]
 
 #: statuses of a run that is still going: its pages refresh by themselves
 LIVE = ("queued", "running")
+#: what `liveness` reads of a run
+_OWNER_FIELDS = {"run_id", "status", "pid", "host", "pid_start", "heartbeat_at"}
 
 
 @dataclass
@@ -91,6 +96,23 @@ class RunPage:
     #: the verdict `memgauge gate` recorded for the run (pass, fail, accepted), None if never
     #: gated: its baseline may have held runs this store does not (`--baseline` bundles)
     verdict: str | None = None
+    #: why a run that says `running` may not be (its owner is gone, or silent: `liveness`);
+    #: such a run is not live (its page does not refresh)
+    stale: str | None = None
+
+
+def stale_reason(run: RunRecord | Mapping[str, Any]) -> str | None:
+    """Why `run` (a record, or a row with its owner's fields), which says `running`, may not
+    be: its owner is gone or silent (`liveness`, as `runs list` and `runs show` judge it)."""
+    if isinstance(run, RunRecord):
+        return liveness(run.model_dump(include=_OWNER_FIELDS))
+    return liveness(run)
+
+
+def is_live(run: RunRecord | Mapping[str, Any]) -> bool:
+    """Whether `run` is still going: its pages refresh by themselves."""
+    status = run.status if isinstance(run, RunRecord) else run["status"]
+    return status in LIVE and stale_reason(run) is None
 
 
 def duration(start: str | None, end: str | None) -> str:
@@ -234,7 +256,8 @@ def run_page(
     the suite) and `excluded` (those of them that failed the gate, not accepted) only for a
     completed run (the gate's rolling baseline, as `memgauge gate` takes it); `verdict`: what
     `memgauge gate` recorded for the run, shown beside."""
-    live = run.status in LIVE
+    stale = stale_reason(run)
+    live = run.status in LIVE and stale is None
     summary = run.summary
     if summary is None or live:
         summary = interim_summary(run, items(), usage())
@@ -249,6 +272,7 @@ def run_page(
         run=run,
         summary=summary,
         live=live,
+        stale=stale,
         subjects=names or list(subjects),
         grid=grid,
         charts=_grid_charts(names, grid),
