@@ -747,3 +747,15 @@ def test_a_second_ctrl_c_while_the_study_is_recorded_as_cancelled_is_ignored(
     (study,) = api.optimizations(store=db)
     assert study["status"] == "cancelled"
     assert "continue it with `memgauge optimize --resume" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["idf=choice:true,false", "mode=choice:yes,no"])
+def test_an_error_about_a_space_flag_quotes_it_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    """`idf=choice:true,false` was quoted back as `idf=choice:True,False`: the flag as
+    Python printed the values it read, not as the user wrote it."""
+    path = _suite(tmp_path, {"reference": {"mode": "lexical"}}, {})
+    assert main(["optimize", str(path), "--store", str(tmp_path / "r.db"), "--space", flag]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--space '{flag}':" in err
