@@ -428,3 +428,28 @@ def test_a_subject_that_failed_every_item_stays_in_two_runs_comparison(
     assert doc["systems"] == ["broke", "down", "ok"]
     assert doc["n_scored"]["t / contains"] == {"broke": 30, "down": 0, "ok": 30}
     assert doc["means"]["t / contains"] == {"broke": 1.0, "down": None, "ok": 1.0}
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "table"])
+def test_a_subject_that_failed_every_item_in_every_run_stays_in_several_runs_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """`runs compare A B C` left out a subject whose every item failed in every run: the
+    measures were those some system had values of. It is a column of n/a (0 scored), as two
+    runs' comparison has it a row."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    monkeypatch.setenv("COLUMNS", "250")
+    db = tmp_path / "r.db"
+    subjects = {"ok": QUALITY["strong"], "down": QUALITY["weak"]}
+    ids = [_recorded(capsys, _failing(_agent_suite(tmp_path, subjects), "down"), db) for _ in "abc"]
+    code, out, _ = _cli(capsys, "runs", "compare", *ids, "--store", str(db), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["means"]["down / t / contains"] == dict.fromkeys(ids)
+    assert doc["n_scored"]["down / t / contains"] == dict.fromkeys(ids, 0)
+    assert doc["n_scored"]["ok / t / contains"] == dict.fromkeys(ids, 30)
+    code, out, _ = _cli(capsys, "runs", "compare", *ids, "--store", str(db), "--format", fmt)
+    assert code == 0
+    assert "down / t / contains" in out
+    assert out.count("n/a (0 scored)") == 3
+    assert "over the 3 comparisons of the table" in " ".join(out.split())  # none of nothing

@@ -201,7 +201,7 @@ def test_a_bundles_gate_usage_failures_subjects_and_tasks_are_read_before_import
     assert not store.exists()
 
 
-@pytest.mark.parametrize("run_id", ["", "../../etc", "-r", "a b"])
+@pytest.mark.parametrize("run_id", ["", "../../etc", "-r", "a b", ".", ".."])
 def test_a_bundles_run_id_no_run_may_have_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], run_id: str
 ) -> None:

@@ -83,6 +83,18 @@ def test_tier_stratified_precision_and_the_expected_order() -> None:
     assert agent.tier_stratified_precision(ranked2, qrels, TIERS, 3).value is None  # no important
 
 
+def test_tier_order_holds_counts_the_hits_its_verdict_rests_on_and_says_so() -> None:
+    """The demo printed n=139 for 37 queries beside a definition that named no unit: the
+    verdict is over pooled hits, so n is hits, and only those of the three ordered tiers."""
+    tiers = {**TIERS, "c1": "constitutional", "t1": "temporary"}
+    qrels = {"q": {"k1": 3, "i1": 2}, "r": {"n1": 2}}
+    ranked = {"q": ["k1", "i1", "c1", "n1"], "r": ["n1", "t1", "n2"]}
+    v = agent.tier_stratified_precision(ranked, qrels, tiers, k=4)
+    assert v.detail["hits"]["constitutional"] == 1
+    assert v.n == 5  # k1, i1, n1 of q and n1, n2 of r: not 7 hits, nor 2 queries
+    assert "n counts those hits, not queries" in agent.AGENT_METRIC_DEFINITIONS["tier_order_holds"]
+
+
 def test_folder_ils() -> None:
     folders = {"a": "billing", "b": "billing", "c": "auth", "d": None}
     v = agent.folder_ils({"q1": ["a", "b", "c"], "q2": ["d"], "q3": []}, folders, k=3)

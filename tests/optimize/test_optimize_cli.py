@@ -747,3 +747,47 @@ def test_a_second_ctrl_c_while_the_study_is_recorded_as_cancelled_is_ignored(
     (study,) = api.optimizations(store=db)
     assert study["status"] == "cancelled"
     assert "continue it with `memgauge optimize --resume" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["idf=choice:true,false", "mode=choice:yes,no"])
+def test_an_error_about_a_space_flag_quotes_it_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    """`idf=choice:true,false` was quoted back as `idf=choice:True,False`: the flag as
+    Python printed the values it read, not as the user wrote it."""
+    path = _suite(tmp_path, {"reference": {"mode": "lexical"}}, {})
+    assert main(["optimize", str(path), "--store", str(tmp_path / "r.db"), "--space", flag]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--space '{flag}':" in err
+
+
+def test_a_study_cancelled_before_any_candidate_finished_does_not_say_none_cleared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped in its first candidate, a study's current best (the start) said "nothing
+    cleared the threshold against it" in the viewer: nothing else was scored to clear it."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    said = "the starting configuration: the study was cancelled before another candidate finished"
+    assert api.optimization(sid, store=db)["best_note"] == said
+    capsys.readouterr()
+    assert main(["optimize", "show", sid, "--store", str(db)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert said in out
+    with TestClient(create_app(db)) as client:
+        html = " ".join(client.get(f"/optimizations/{sid}").text.split())
+    assert "nothing cleared" not in html
+    assert said in html
+    assert main(["optimize", "--resume", sid, "--store", str(db)]) == 0
+    finished = api.optimization(sid, store=db)  # its candidates scored, none better
+    assert finished["best"]["step"] == 0
+    assert finished["best_note"] == (
+        "the starting configuration: nothing cleared the threshold against it"
+    )

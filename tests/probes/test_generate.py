@@ -162,3 +162,18 @@ def test_an_empty_answer_is_a_failure_not_a_hallucination() -> None:
     )
     assert score.value is None
     assert "empty answer" in (score.error or "")
+
+
+def test_a_temporal_reason_shows_the_chosen_event_as_text_not_a_repr() -> None:
+    from memgauge.scorers import AuditMatch, EvalContext
+
+    first = "User's dog moved to Oslo\n"
+    score = AuditMatch(cosine=None).evaluate(
+        EvalContext(
+            output="The user's dog moved to Oslo first",
+            expected=first,
+            metadata={"probe_type": "temporal", "options": [first, "User bought a car in Rome"]},
+        )
+    )
+    assert score.passed is True
+    assert score.reason == 'chose "User\'s dog moved to Oslo"'

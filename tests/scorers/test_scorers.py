@@ -111,6 +111,7 @@ def test_semantic_similarity_with_the_offline_model() -> None:
     assert close.value is not None
     assert far.value is not None
     assert close.value > far.value
+    assert str(close.reason).endswith('against "User has a dog named Max"')
     broken = SemanticSimilarity(embedder="nonsense").evaluate(EvalContext(output="a", expected="b"))
     assert broken.value is None
     assert "unknown embedder" in (broken.error or "")

@@ -127,7 +127,8 @@ def _summary(data: dict[str, Any]) -> list[str]:
     lines.append(f"baseline: {_f(base.get('score'))} with {_configuration(base)}")
     lines.append(
         f"best: {_f(best.get('score'))} {_ci(best.get('ci_low'), best.get('ci_high'))} with "
-        f"{_configuration(best)} (step {best.get('step')})"
+        f"{_configuration(best)} (step {best.get('step')}"
+        + (f"; {data['best_note']})" if data.get("best_note") else ")")
     )
     bound = data.get("constraint")
     if bound:

@@ -50,7 +50,8 @@ AGENT_METRIC_DEFINITIONS: dict[str, str] = {
     " MRR of the warm ones",
     "causal_chain_completeness": "share of a causal chain's memories in the top K of a query it"
     " applies to, averaged over (chain, query) pairs",
-    "tier_order_holds": "1 when the top-K precision of critical hits > important > normal, else 0",
+    "tier_order_holds": "1 when the top-K precision of critical hits > important > normal, else 0;"
+    " one verdict over every search's hits pooled, so n counts those hits, not queries",
     "tier_precision": "of the top-K hits from memories of this tier, the share judged relevant",
     "folder_ils": "result redundancy: 1 - distinct folders / hits in the top K, averaged over"
     " searches (0 = every hit from another folder; lower is more diverse)",
@@ -195,7 +196,8 @@ def tier_stratified_precision(
     tier d = t}| (micro over searches), in `detail["precision"]` with the hit counts in
     `detail["hits"]` and the relevant ones in `detail["relevant"]`; `detail["per_query"]` has
     each search's own precision per tier. The seed expects critical > important > normal;
-    `value` is 1.0 when that holds, 0.0 when not, None when a tier has no hits.
+    `value` is 1.0 when that holds, 0.0 when not, None when a tier has no hits; `n` is the
+    hits it rests on, of those three tiers over every search (pooled hits, not queries).
     """
     shown: dict[str, int] = {}
     good: dict[str, int] = {}
@@ -221,7 +223,7 @@ def tier_stratified_precision(
         holds = 1.0 if critical > important > normal else 0.0
     return AgentValue(
         holds,
-        sum(shown.values()),
+        sum(shown.get(t, 0) for t in ("critical", "important", "normal")),
         detail={"precision": precision, "hits": shown, "relevant": good, "per_query": per_query},
         note=None if holds is not None else "a tier had no hits",
     )

@@ -129,6 +129,22 @@ def _no_holdout(study: Mapping[str, Any]) -> str | None:
     return f"not scored: the study is {status}"
 
 
+def _best_note(study: Mapping[str, Any], iterations: list[dict[str, Any]]) -> str | None:
+    """Why the best is the starting configuration (None: it is not, or there is no best)."""
+    done = [it for it in iterations if it.get("status") == "completed"]
+    if study.get("best_step") != 0 or not any(it["step"] == 0 for it in done):
+        return None
+    start = "the starting configuration: "
+    if any(it["step"] > 0 for it in done):
+        return start + "nothing cleared the threshold against it"
+    status = study.get("status")
+    if status == "running":
+        return start + "no other candidate has finished yet"
+    if status == "cancelled":
+        return start + "the study was cancelled before another candidate finished"
+    return start + "no other candidate finished"
+
+
 def study_json(history: History, study_id: str) -> dict[str, Any]:
     """A study as `memgauge optimize --json` prints it: id, strategy, objective, every
     iteration, the best and the baseline, the holdout comparison, why it stopped."""
@@ -191,6 +207,8 @@ def study_json(history: History, study_id: str) -> dict[str, Any]:
         "iterations": iterations,
         "best": scored(best),
         "baseline": scored(base),
+        # why the best is the start: none cleared the threshold, or none other finished
+        "best_note": _best_note(study, iterations),
         "holdout": study.get("holdout") or None,  # {} until the study reaches its end
         # why `holdout` is null: nothing held out, or a study that did not reach its end
         "holdout_note": _no_holdout(study),

@@ -42,7 +42,15 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from memgauge._util.model import Model
 from memgauge._util.numbers import MAX_K, SEED_MAX
@@ -131,14 +139,25 @@ class SearchDim(_Model):
         default=None, description="The values of a choice."
     )
 
-    @model_validator(mode="before")
+    #: the short form as it was written (`choice:yes,no`), which `describe` quotes back
+    _written: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
     @classmethod
-    def _short_forms(cls, value: Any) -> Any:
+    def _short_forms(cls, value: Any, handler: ModelWrapValidatorHandler[SearchDim]) -> SearchDim:
         if isinstance(value, str):
-            return parse_dim(value)
+            dim = handler(parse_dim(value))
+            dim._written = value.strip()
+            return dim
         if isinstance(value, list):
-            return {"type": "choice", "choices": value}
-        return value
+            return handler({"type": "choice", "choices": value})
+        return handler(value)
+
+    def __eq__(self, other: object) -> bool:
+        # the same dimension however it was written: `choice:yes,no` is `choice:true,false`
+        if not isinstance(other, SearchDim):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
 
     @model_validator(mode="after")
     def _consistent(self) -> SearchDim:
@@ -184,7 +203,9 @@ class SearchDim(_Model):
         )
 
     def describe(self) -> str:
-        """The short form (`int:10..120`)."""
+        """The short form (`int:10..120`), as the user wrote it when they wrote one."""
+        if self._written is not None:
+            return self._written
         if self.type == "choice":
             return "choice:" + ",".join(str(c) for c in self.choices or [])
         return f"{self.type}:{self.low:g}..{self.high:g}{':log' if self.log else ''}"

@@ -186,6 +186,8 @@ def compare_suite_systems(
             _values(runs[s.run], {s.subject: rename_to} if s.subject and rename_to else {})
             for s in systems
         ]
+    if reported:
+        _add_unscored(per_system, systems, reported, one_run=len(runs) == 1)
     keys = sorted(set().union(*per_system))
     matrices = _matrices(per_system, keys)
     cmp = compare_systems(
@@ -225,6 +227,26 @@ def compare_suite_systems(
         for p in cmp.pairs
     )
     return replace(cmp, means=means, pairs=pairs)
+
+
+def _add_unscored(
+    per_system: list[Values],
+    systems: Sequence[_System],
+    reported: Mapping[str, RunSummary | None],
+    *,
+    one_run: bool,
+) -> None:
+    """Each evaluator a system's run reports with no item scored (a subject whose every item
+    failed), as a measure with no values: the items give it none, and a table that left it out
+    read as if the subject had never been run (`_unscored_rows` for two runs)."""
+    rename_to = None if one_run else systems[0].subject
+    for values, system in zip(per_system, systems, strict=True):
+        summary = reported.get(system.run)
+        for e in summary.evaluators if summary is not None else ():
+            if e.n_scored or system.subject not in (None, e.subject):
+                continue
+            subject = "" if one_run else (rename_to if system.subject else None) or e.subject
+            values.setdefault((subject, e.task, e.evaluator), {})
 
 
 def system_measures(

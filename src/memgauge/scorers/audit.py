@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from memgauge.embed import Embedder, load_embedder
 from memgauge.errors import MemgaugeError
-from memgauge.scorers.base import EvalContext, Score, output_text
+from memgauge.scorers.base import EvalContext, Score, output_text, quoted
 from memgauge.scorers.f1 import _stem, locomo_f1, locomo_normalize
 
 __all__ = ["ABSTAIN", "AuditMatch", "abstains"]
@@ -152,7 +152,7 @@ class AuditMatch:
         if not self._match(sims[pick]) or strengths[0] == strengths[1]:
             return Score(0.0, False, "names neither event clearly", detail=detail)
         ok = options[pick] == expected
-        return Score(float(ok), ok, f"chose {options[pick]!r}", detail=detail)
+        return Score(float(ok), ok, f"chose {quoted(options[pick])}", detail=detail)
 
     @property
     def method(self) -> str:

@@ -103,6 +103,12 @@ def expected_texts(ctx: EvalContext) -> list[str]:
     return [str(ctx.expected)]
 
 
+def quoted(text: str, limit: int = 120) -> str:
+    """A text for a reason shown to users: on one line, in double quotes, not a Python repr."""
+    flat = " ".join(text.split())
+    return f'"{flat if len(flat) <= limit else flat[: limit - 1] + "…"}"'
+
+
 def output_text(ctx: EvalContext) -> str:
     """The output as text ('' for None)."""
     return "" if ctx.output is None else str(ctx.output)

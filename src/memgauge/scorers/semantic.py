@@ -10,7 +10,7 @@ import numpy as np
 
 from memgauge.embed import Embedder, load_embedder
 from memgauge.errors import MemgaugeError
-from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text
+from memgauge.scorers.base import EvalContext, Score, expected_texts, output_text, quoted
 
 __all__ = ["SemanticSimilarity"]
 
@@ -58,5 +58,5 @@ class SemanticSimilarity:
             value=value,
             passed=value >= self.threshold,
             reason=f"cosine {value:.3f} {'>=' if value >= self.threshold else '<'} "
-            f"{self.threshold} against {golds[best]!r}",
+            f"{self.threshold} against {quoted(golds[best])}",
         )
