@@ -286,6 +286,23 @@ def test_filters_and_search_update_the_url_and_the_table(
     page.screenshot(path=str(DOCS / "viewer-items.png"))
 
 
+def test_typing_on_after_the_search_box_s_pause_keeps_focus_and_letters(
+    page: Any, server: Server, viewer_store: ViewerStore
+) -> None:
+    """The search box filters 400 ms after a key and the page swaps in the answer, the box
+    with it: a reader who pauses and types on must keep typing into the box (the swapped-in
+    box lost focus and the letters after a pause went nowhere)."""
+    page.goto(f"{server.url}/runs/{viewer_store.judged[1]}/items")
+    page.click("input[name=q]")
+    page.keyboard.type("item")
+    page.wait_for_function("() => location.search.includes('q=item')")
+    page.keyboard.type(" 3?")
+    page.wait_for_function("() => location.search.includes('q=item%203')", timeout=5000)
+    assert page.input_value("input[name=q]") == "item 3?"
+    page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 1")
+    assert page.evaluate("document.activeElement.name") == "q"
+
+
 def test_filters_and_search_on_a_postgresql_store(page: Any, pg_viewer_store: ViewerStore) -> None:
     """`memgauge view --store postgresql://...` in Chromium: the same filters and search as on
     SQLite (`test_postgres.py` compares every page's rows)."""
