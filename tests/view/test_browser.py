@@ -582,7 +582,7 @@ def test_reports_are_drawn_with_their_stylesheet(page: Any, tmp_path: Path) -> N
         ), (path.name, got)
 
 
-def _slow_suite(root: Path, n: int) -> Path:
+def _slow_suite(root: Path, n: int, delay: float = 0.4) -> Path:
     items = [
         {"id": f"s{i}", "input": f"where is thing {i}", "expected": f"thing {i}"} for i in range(n)
     ]
@@ -592,7 +592,7 @@ def _slow_suite(root: Path, n: int) -> Path:
     suite = {
         "name": "slow-live",
         "concurrency": 1,
-        "subjects": {"slow": {"python": {"target": "slow:SlowMemory", "kwargs": {"delay": 0.4}}}},
+        "subjects": {"slow": {"python": {"target": "slow:SlowMemory", "kwargs": {"delay": delay}}}},
         "tasks": [
             {
                 "name": "recall",
@@ -672,6 +672,73 @@ def test_a_run_in_progress_refreshes_by_itself(page: Any, tmp_path: Path) -> Non
     assert run.returncode == 0
     before_counts = snapshot(db)
     assert before_counts[1]["suite_run_items"] == 16
+
+
+def test_a_live_page_s_refresh_keeps_what_the_reader_types_and_picks(
+    page: Any, tmp_path: Path
+) -> None:
+    """A run in progress redraws its page every 2 s: the search typed into its items page
+    letter by letter across refreshes, and the earlier run picked to compare with on its run
+    page, stay as the reader left them (each refresh put back the values the page was drawn
+    with: the box kept its last letter, the compare button compared with the newest run)."""
+    db = tmp_path / "live.db"
+    for n in range(2):  # two earlier runs of the suite, to pick one to compare with
+        fast = tmp_path / f"fast{n}"
+        fast.mkdir()
+        done = run_memgauge(
+            "run", str(_slow_suite(fast, 2, delay=0)), "--store", str(db), env=_env()
+        )
+        assert done.returncode == 0, done.stderr
+    live = tmp_path / "live"
+    live.mkdir()
+    srv = Server(db)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "memgauge", "run", str(_slow_suite(live, 60)), "--store", str(db)],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while page.goto(srv.url + "/?status=running") and not page.locator("a.run-link").count():
+            assert run.poll() is None, "the run ended before the page showed it"
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.2)
+        page.click("a.run-link")
+        page.wait_for_selector("form[action='/compare']")
+        assert page.get_attribute("#main", "data-live") == "1"
+        picker = "form[action='/compare'] select[name=a]"
+        options = page.eval_on_selector_all(picker + " option", "os => os.map(o => o.value)")
+        assert len(options) == 2, options
+        assert page.input_value(picker) == options[0]
+        page.select_option(picker, options[1])  # not the one drawn selected
+        status = page.inner_text("#run-status")
+        page.wait_for_function(
+            f"() => document.querySelector('#run-status').innerText !== {json.dumps(status)}",
+            timeout=10_000,
+        )
+        assert page.input_value(picker) == options[1]
+        page.click("a[href$='/items']")
+        page.wait_for_selector("#item-filters")
+        page.click("input[name=q]")
+        for ch in "where is thing 12":  # 4 s of typing: two refreshes at least
+            page.keyboard.type(ch)
+            page.wait_for_timeout(250)
+        page.wait_for_function("() => location.search.includes('q=where%20is%20thing%2012')")
+        assert page.input_value("input[name=q]") == "where is thing 12"
+        assert page.get_attribute("#main", "data-live") == "1"
+        # the back button draws the form from the URL, refresh or not
+        page.go_back()
+        page.wait_for_function("() => !location.search.includes('q=where%20is%20thing%2012')")
+        page.wait_for_timeout(2500)
+        assert page.input_value("input[name=q]") in "where is thing 12"
+        assert page.input_value("input[name=q]") == page.evaluate(
+            "new URLSearchParams(location.search).get('q') || ''"
+        )
+    finally:
+        srv.stop()
+        run.terminate()
+        run.communicate(timeout=30)
 
 
 def test_review_a_hit_and_a_verdict_by_clicking(

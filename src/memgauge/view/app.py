@@ -123,6 +123,8 @@ class _Views:
             "self_url": str(request.url.path)
             + (f"?{request.url.query}" if request.url.query else ""),
             **({"nav": self.nav} if self.nav else {}),
+            # the answer to a live page's own 2 s refresh (`#main` triggered it)
+            "refreshing": request.headers.get("HX-Trigger") == "main",
             **context,
         }
 

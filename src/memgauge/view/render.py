@@ -319,7 +319,7 @@ def environment() -> Environment:
         status_badge=status_badge,
         item_table_rows=partial(item_table_rows, brief=_brief),
         live=False,
-        live_form="",
+        refreshing=False,
         standalone=False,
         self_url="",
     )
