@@ -238,6 +238,19 @@ def test_trends_page_draws_the_gate_baseline(client: TestClient, viewer_store: V
     assert "2 completed run(s)" in html
 
 
+def test_a_trend_tells_two_runs_of_one_minute_apart(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    """The two judged runs, made seconds apart: the trend's x labels name each by its time to
+    the second (both read the same minute before)."""
+    html = _get(
+        client, viewer_store, "/trends?suite=judged&measure=memory+%2F+recall+%2F+icontains"
+    )
+    labels = re.findall(r">(\d{4}-\d\d-\d\d \d\d:\d\d[^<]*)</text>", html)
+    assert len(labels) == 2, labels
+    assert labels[0] != labels[1], labels
+
+
 def test_ab_and_shadow_pages(client: TestClient, viewer_store: ViewerStore) -> None:
     html = _get(client, viewer_store, "/ab")
     assert viewer_store.ab_test in html

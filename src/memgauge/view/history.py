@@ -159,7 +159,7 @@ def trend_page(
             s["baseline"][i] = c.baseline
     keys = sorted(series)
     chosen = selected if selected in series else (keys[0] if keys else None)
-    labels = [r.created_at[:16].replace("T", " ") for r in runs]
+    labels = [r.created_at[:19].replace("T", " ") for r in runs]  # to the second
     chart = Markup("")
     if chosen is not None:
         s = series[chosen]
