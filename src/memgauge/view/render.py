@@ -37,6 +37,7 @@ from jinja2 import (
 from jinja2.bccache import Bucket
 from markupsafe import Markup
 
+from memgauge._util.listing import counted
 from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.environment import memgauge_home
@@ -297,6 +298,7 @@ def environment() -> Environment:
         p=_missing_is_none(fmt_p),
         signed=_missing_is_none(fmt_signed),
         brief=_brief,
+        counted=counted,
         pretty=_pretty,
         ts=_ts,
         cell=cell_text,
