@@ -54,6 +54,7 @@ from memgauge.report.fmt import (
     fmt_pct,
     fmt_signed,
 )
+from memgauge.report.gate import no_baseline_note
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.view.agent_rows import agent_metric_rows
@@ -313,6 +314,7 @@ def environment() -> Environment:
         judge_fields=judge_fields,
         evaluators=_evaluators,
         verdict=_verdict,
+        gate_note=no_baseline_note,
         other_detail=other_detail,
         hit_table_rows=hit_table_rows,
         agent_metric_rows=agent_metric_rows,
