@@ -303,6 +303,32 @@ def test_typing_on_after_the_search_box_s_pause_keeps_focus_and_letters(
     assert page.evaluate("document.activeElement.name") == "q"
 
 
+def test_letters_typed_while_the_search_is_answered_are_kept(
+    page: Any, server: Server, viewer_store: ViewerStore
+) -> None:
+    """The search box's request is on its way (held here for a second) while the reader types
+    on: its answer keeps the box as typed (it put back the text it was asked with, and the
+    letters typed meanwhile were gone), and the search then runs on the whole text."""
+    held: list[str] = []
+
+    def slow(route: Any) -> None:
+        if "q=item" in route.request.url and not held:
+            held.append(route.request.url)
+            time.sleep(1.0)
+        route.continue_()
+
+    page.goto(f"{server.url}/runs/{viewer_store.judged[1]}/items")
+    page.route("**/items?*", slow)
+    page.click("input[name=q]")
+    page.keyboard.type("item")
+    page.wait_for_timeout(600)  # the 400 ms pause: the request for "item" is held
+    page.keyboard.type(" 3?")
+    page.wait_for_function("() => location.search.includes('q=item%203')", timeout=5000)
+    assert held
+    assert page.input_value("input[name=q]") == "item 3?"
+    page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 1")
+
+
 def test_filters_and_search_on_a_postgresql_store(page: Any, pg_viewer_store: ViewerStore) -> None:
     """`memgauge view --store postgresql://...` in Chromium: the same filters and search as on
     SQLite (`test_postgres.py` compares every page's rows)."""

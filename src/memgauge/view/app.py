@@ -123,8 +123,10 @@ class _Views:
             "self_url": str(request.url.path)
             + (f"?{request.url.query}" if request.url.query else ""),
             **({"nav": self.nav} if self.nav else {}),
-            # the answer to a live page's own 2 s refresh (`#main` triggered it)
-            "refreshing": request.headers.get("HX-Trigger") == "main",
+            # an answer htmx swaps in (a live page's refresh, a filter form's request), not the
+            # back button's (`_macros.html`'s kept_in_swaps)
+            "keep_forms": request.headers.get("HX-Request") == "true"
+            and "HX-History-Restore-Request" not in request.headers,
             **context,
         }
 

@@ -323,7 +323,7 @@ def environment() -> Environment:
         status_badge=status_badge,
         item_table_rows=partial(item_table_rows, brief=_brief),
         live=False,
-        refreshing=False,
+        keep_forms=False,
         standalone=False,
         self_url="",
     )
