@@ -244,8 +244,8 @@ def test_trends_page_draws_the_gate_baseline(client: TestClient, viewer_store: V
 def test_a_trend_tells_two_runs_of_one_minute_apart(
     client: TestClient, viewer_store: ViewerStore
 ) -> None:
-    """The two judged runs, made seconds apart: the trend's x labels name each by its time to
-    the second (both read the same minute before)."""
+    """The two judged runs, made within a second or a few: the trend's x labels tell them
+    apart (both read the same minute before; runs of one second add their ids' ends)."""
     html = _get(
         client, viewer_store, "/trends?suite=judged&measure=memory+%2F+recall+%2F+icontains"
     )
@@ -280,6 +280,24 @@ def test_a_run_s_gate_says_what_memgauge_gate_says_beside_its_status(tmp_path: P
     shown = re.findall(r'<ul class="warn" id="gate-warnings">(.*?)</ul>', html, re.S)
     assert shown, html[html.find('id="gate"') :][:1500]
     assert re.findall(r"<li>(.*?)</li>", shown[0]) == warnings
+
+
+def test_a_trend_tells_two_runs_of_one_second_apart(viewer_store: ViewerStore) -> None:
+    """Two runs stamped with the same second (a fast suite's, back to back): the x labels add
+    each run's id end, so each is told apart."""
+    from memgauge.view.history import trend_page
+
+    reader = RunReader(viewer_store.path)
+    try:
+        runs = reader.suite_history("judged", headline=True)
+    finally:
+        reader.close()
+    same = [r.model_copy(update={"created_at": runs[0].created_at}) for r in runs]
+    chart = str(trend_page(same, "memory / recall / icontains", [])["chart"])
+    labels = re.findall(r">(\d{4}-\d\d-\d\d \d\d:\d\d[^<]*)</text>", chart)
+    assert len(labels) == 2, labels
+    assert labels[0] != labels[1], labels
+    assert all(lab.endswith(r.run_id[-8:]) for lab, r in zip(labels, runs, strict=True)), labels
 
 
 def test_ab_and_shadow_pages(client: TestClient, viewer_store: ViewerStore) -> None:

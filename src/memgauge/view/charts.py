@@ -267,9 +267,9 @@ def line_chart(
             + _t(left + plot_w + 4, yy + 4, _fit(name, rule_w - 6))
         )
     # x labels: the first and the last, and as many between as fit whole (a label of up to
-    # 200 px; a first or last one is anchored at its end, so it reaches into one gap only):
+    # 260 px; a first or last one is anchored at its end, so it reaches into one gap only):
     # two runs of one day keep the time that tells them apart, and no two labels overlap
-    labels = [_fit(t, 200) for t in x_labels]
+    labels = [_fit(t, 260) for t in x_labels]
     need = 1.5 * max(text_width(t) for t in labels) + 12
     per = plot_w / (n - 1) if n > 1 else plot_w
     step = max(1, math.ceil(need / per))
