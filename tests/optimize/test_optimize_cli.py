@@ -791,3 +791,31 @@ def test_a_study_cancelled_before_any_candidate_finished_does_not_say_none_clear
     assert finished["best_note"] == (
         "the starting configuration: nothing cleared the threshold against it"
     )
+
+
+def test_a_holdout_of_one_item_reads_1_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`optimize show` and the viewer's study page count a one-item holdout as `1 item`, not
+    `1 items` (the split line beside them already said `1 held out`)."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(
+        tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1, "holdout": 0.1}
+    )
+    db = tmp_path / "r.db"
+    code, data = _json_run(
+        ["optimize", str(path), "--store", str(db), "--max-iterations", "2", "--json"], capsys
+    )
+    assert code == 0
+    assert data["holdout"]["n"] == 1
+    assert main(["optimize", "show", data["id"], "--store", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "holdout (1 item):" in out
+    page = TestClient(create_app(db)).get(f"/optimizations/{data['id']}").text
+    assert "1 items" not in page
+    assert "held-out split (1 item)" in page
+    assert "paired Δ (best - baseline), 1 item<" in page

@@ -286,6 +286,49 @@ def test_filters_and_search_update_the_url_and_the_table(
     page.screenshot(path=str(DOCS / "viewer-items.png"))
 
 
+def test_typing_on_after_the_search_box_s_pause_keeps_focus_and_letters(
+    page: Any, server: Server, viewer_store: ViewerStore
+) -> None:
+    """The search box filters 400 ms after a key and the page swaps in the answer, the box
+    with it: a reader who pauses and types on must keep typing into the box (the swapped-in
+    box lost focus and the letters after a pause went nowhere)."""
+    page.goto(f"{server.url}/runs/{viewer_store.judged[1]}/items")
+    page.click("input[name=q]")
+    page.keyboard.type("item")
+    page.wait_for_function("() => location.search.includes('q=item')")
+    page.keyboard.type(" 3?")
+    page.wait_for_function("() => location.search.includes('q=item%203')", timeout=5000)
+    assert page.input_value("input[name=q]") == "item 3?"
+    page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 1")
+    assert page.evaluate("document.activeElement.name") == "q"
+
+
+def test_letters_typed_while_the_search_is_answered_are_kept(
+    page: Any, server: Server, viewer_store: ViewerStore
+) -> None:
+    """The search box's request is on its way (held here for a second) while the reader types
+    on: its answer keeps the box as typed (it put back the text it was asked with, and the
+    letters typed meanwhile were gone), and the search then runs on the whole text."""
+    held: list[str] = []
+
+    def slow(route: Any) -> None:
+        if "q=item" in route.request.url and not held:
+            held.append(route.request.url)
+            time.sleep(1.0)
+        route.continue_()
+
+    page.goto(f"{server.url}/runs/{viewer_store.judged[1]}/items")
+    page.route("**/items?*", slow)
+    page.click("input[name=q]")
+    page.keyboard.type("item")
+    page.wait_for_timeout(600)  # the 400 ms pause: the request for "item" is held
+    page.keyboard.type(" 3?")
+    page.wait_for_function("() => location.search.includes('q=item%203')", timeout=5000)
+    assert held
+    assert page.input_value("input[name=q]") == "item 3?"
+    page.wait_for_function("() => document.querySelectorAll('a.item-link').length === 1")
+
+
 def test_filters_and_search_on_a_postgresql_store(page: Any, pg_viewer_store: ViewerStore) -> None:
     """`memgauge view --store postgresql://...` in Chromium: the same filters and search as on
     SQLite (`test_postgres.py` compares every page's rows)."""
@@ -565,7 +608,7 @@ def test_reports_are_drawn_with_their_stylesheet(page: Any, tmp_path: Path) -> N
         ), (path.name, got)
 
 
-def _slow_suite(root: Path, n: int) -> Path:
+def _slow_suite(root: Path, n: int, delay: float = 0.4) -> Path:
     items = [
         {"id": f"s{i}", "input": f"where is thing {i}", "expected": f"thing {i}"} for i in range(n)
     ]
@@ -575,7 +618,7 @@ def _slow_suite(root: Path, n: int) -> Path:
     suite = {
         "name": "slow-live",
         "concurrency": 1,
-        "subjects": {"slow": {"python": {"target": "slow:SlowMemory", "kwargs": {"delay": 0.4}}}},
+        "subjects": {"slow": {"python": {"target": "slow:SlowMemory", "kwargs": {"delay": delay}}}},
         "tasks": [
             {
                 "name": "recall",
@@ -655,6 +698,73 @@ def test_a_run_in_progress_refreshes_by_itself(page: Any, tmp_path: Path) -> Non
     assert run.returncode == 0
     before_counts = snapshot(db)
     assert before_counts[1]["suite_run_items"] == 16
+
+
+def test_a_live_page_s_refresh_keeps_what_the_reader_types_and_picks(
+    page: Any, tmp_path: Path
+) -> None:
+    """A run in progress redraws its page every 2 s: the search typed into its items page
+    letter by letter across refreshes, and the earlier run picked to compare with on its run
+    page, stay as the reader left them (each refresh put back the values the page was drawn
+    with: the box kept its last letter, the compare button compared with the newest run)."""
+    db = tmp_path / "live.db"
+    for n in range(2):  # two earlier runs of the suite, to pick one to compare with
+        fast = tmp_path / f"fast{n}"
+        fast.mkdir()
+        done = run_memgauge(
+            "run", str(_slow_suite(fast, 2, delay=0)), "--store", str(db), env=_env()
+        )
+        assert done.returncode == 0, done.stderr
+    live = tmp_path / "live"
+    live.mkdir()
+    srv = Server(db)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "memgauge", "run", str(_slow_suite(live, 60)), "--store", str(db)],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while page.goto(srv.url + "/?status=running") and not page.locator("a.run-link").count():
+            assert run.poll() is None, "the run ended before the page showed it"
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.2)
+        page.click("a.run-link")
+        page.wait_for_selector("form[action='/compare']")
+        assert page.get_attribute("#main", "data-live") == "1"
+        picker = "form[action='/compare'] select[name=a]"
+        options = page.eval_on_selector_all(picker + " option", "os => os.map(o => o.value)")
+        assert len(options) == 2, options
+        assert page.input_value(picker) == options[0]
+        page.select_option(picker, options[1])  # not the one drawn selected
+        status = page.inner_text("#run-status")
+        page.wait_for_function(
+            f"() => document.querySelector('#run-status').innerText !== {json.dumps(status)}",
+            timeout=10_000,
+        )
+        assert page.input_value(picker) == options[1]
+        page.click("a[href$='/items']")
+        page.wait_for_selector("#item-filters")
+        page.click("input[name=q]")
+        for ch in "where is thing 12":  # 4 s of typing: two refreshes at least
+            page.keyboard.type(ch)
+            page.wait_for_timeout(250)
+        page.wait_for_function("() => location.search.includes('q=where%20is%20thing%2012')")
+        assert page.input_value("input[name=q]") == "where is thing 12"
+        assert page.get_attribute("#main", "data-live") == "1"
+        # the back button draws the form from the URL, refresh or not
+        page.go_back()
+        page.wait_for_function("() => !location.search.includes('q=where%20is%20thing%2012')")
+        page.wait_for_timeout(2500)
+        assert page.input_value("input[name=q]") in "where is thing 12"
+        assert page.input_value("input[name=q]") == page.evaluate(
+            "new URLSearchParams(location.search).get('q') || ''"
+        )
+    finally:
+        srv.stop()
+        run.terminate()
+        run.communicate(timeout=30)
 
 
 def test_review_a_hit_and_a_verdict_by_clicking(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from itertools import pairwise
 
 from memgauge.view.charts import Bar, Line, bar_chart, line_chart, text_width
 
@@ -57,6 +58,33 @@ def test_line_chart_text_fits_with_a_band_baseline_and_rules() -> None:
     assert "<polygon" in svg
     assert "stroke-dasharray" in svg
     _texts_inside(str(svg))
+
+
+def test_a_run_s_time_is_drawn_where_its_label_has_room() -> None:
+    """Two runs of one day on the trend page: each x label keeps its time (both read
+    "2026-11-29 …" when labels were cut to 100 px whatever the room between them), and
+    labels drawn side by side do not overlap."""
+    root = ET.fromstring(
+        str(
+            line_chart(
+                "icontains", ["2026-11-29 16:19", "2026-11-29 16:21"], [Line("v", [0.6, 0.6])]
+            )
+        )
+    )
+    ticks = [t.text for t in root.iter(f"{NS}text") if (t.text or "").startswith("2026")]
+    assert ticks == ["2026-11-29 16:19", "2026-11-29 16:21"]
+    many = [f"2026-01-{d:02d} 10:00" for d in range(1, 13)]
+    svg = str(line_chart("nDCG@10", many, [Line("v", [0.5] * 12)]))
+    _texts_inside(svg)
+    spans = []
+    for t in ET.fromstring(svg).iter(f"{NS}text"):
+        if (t.text or "").startswith("2026"):
+            x, w = float(t.get("x", "0")), text_width(t.text or "")
+            anchor = t.get("text-anchor", "start")
+            left = x - (w if anchor == "end" else w / 2 if anchor == "middle" else 0)
+            spans.append((left, left + w))
+    assert len(spans) > 2
+    assert all(a[1] < b[0] for a, b in pairwise(spans)), spans
 
 
 def test_a_single_point_and_empty_charts() -> None:

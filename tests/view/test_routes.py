@@ -3,13 +3,16 @@ shows, and that after every route the store's migration table and row counts are
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from html import unescape
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 from starlette.testclient import TestClient
+from tests.helpers import run_memgauge, write_recall_suite
 from viewer_store import ViewerStore, snapshot
 
 from memgauge.store.run_pages import RunReader
@@ -236,6 +239,65 @@ def test_trends_page_draws_the_gate_baseline(client: TestClient, viewer_store: V
     assert "gate baseline" in html
     assert "<polyline" in html
     assert "2 completed run(s)" in html
+
+
+def test_a_trend_tells_two_runs_of_one_minute_apart(
+    client: TestClient, viewer_store: ViewerStore
+) -> None:
+    """The two judged runs, made within a second or a few: the trend's x labels tell them
+    apart (both read the same minute before; runs of one second add their ids' ends)."""
+    html = _get(
+        client, viewer_store, "/trends?suite=judged&measure=memory+%2F+recall+%2F+icontains"
+    )
+    labels = re.findall(r">(\d{4}-\d\d-\d\d \d\d:\d\d[^<]*)</text>", html)
+    assert len(labels) == 2, labels
+    assert labels[0] != labels[1], labels
+
+
+def test_a_run_s_gate_says_what_memgauge_gate_says_beside_its_status(tmp_path: Path) -> None:
+    """A suite's first run has no earlier run: its page says the gate passes until one
+    exists, as `memgauge gate` does, not "No regression." over nothing; the second run's page
+    gives the warnings `memgauge gate --json` gives (5 items: little power to see a drop)."""
+    items = [
+        {"id": f"q{i}", "input": f"where is box {i}", "expected": f"shelf {i}"} for i in range(5)
+    ]
+    memories = [{"id": f"m{i}", "text": f"box {i} is on shelf {i % 3}"} for i in range(5)]
+    suite = write_recall_suite(tmp_path, items, memories, ["icontains"])
+    db = tmp_path / "r.db"
+    runs = []
+    for _ in range(2):
+        done = run_memgauge("run", str(suite), "--store", str(db), "--json")
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.splitlines()[-1])["run_id"])
+    client = TestClient(create_app(db))
+    html = unescape(client.get(f"/runs/{runs[0]}").text)
+    assert "No earlier run to compare with: the gate passes until one exists." in html
+    assert "No regression." not in html
+    html = unescape(client.get(f"/runs/{runs[1]}").text)
+    gated = run_memgauge("gate", runs[1], "--store", str(db), "--json")
+    warnings = json.loads(gated.stdout.splitlines()[-1])["warnings"]
+    assert warnings
+    shown = re.findall(r'<ul class="warn" id="gate-warnings">(.*?)</ul>', html, re.S)
+    assert shown, html[html.find('id="gate"') :][:1500]
+    assert re.findall(r"<li>(.*?)</li>", shown[0]) == warnings
+
+
+def test_a_trend_tells_two_runs_of_one_second_apart(viewer_store: ViewerStore) -> None:
+    """Two runs stamped with the same second (a fast suite's, back to back): the x labels add
+    each run's id end, so each is told apart."""
+    from memgauge.view.history import trend_page
+
+    reader = RunReader(viewer_store.path)
+    try:
+        runs = reader.suite_history("judged", headline=True)
+    finally:
+        reader.close()
+    same = [r.model_copy(update={"created_at": runs[0].created_at}) for r in runs]
+    chart = str(trend_page(same, "memory / recall / icontains", [])["chart"])
+    labels = re.findall(r">(\d{4}-\d\d-\d\d \d\d:\d\d[^<]*)</text>", chart)
+    assert len(labels) == 2, labels
+    assert labels[0] != labels[1], labels
+    assert all(lab.endswith(r.run_id[-8:]) for lab, r in zip(labels, runs, strict=True)), labels
 
 
 def test_ab_and_shadow_pages(client: TestClient, viewer_store: ViewerStore) -> None:

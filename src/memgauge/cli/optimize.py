@@ -23,6 +23,7 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
+from memgauge._util.listing import counted
 from memgauge.cli._common import PATH, DefaultGroup, console, json_option, store_option
 from memgauge.cli._evaluation import running
 from memgauge.cli._llm import llm_options
@@ -142,7 +143,7 @@ def _summary(data: dict[str, Any]) -> list[str]:
     hold = data.get("holdout")
     if hold:
         lines.append(
-            f"holdout ({hold.get('n')} items): best {_f(hold.get('best'))} vs baseline "
+            f"holdout ({counted(hold.get('n') or 0, 'item')}): best {_f(hold.get('best'))} vs baseline "
             f"{_f(hold.get('baseline'))}, paired delta {_f(hold.get('delta'))} "
             f"{_ci(hold.get('ci_low'), hold.get('ci_high'))}"
         )

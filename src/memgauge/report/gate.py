@@ -15,7 +15,7 @@ from memgauge.report.fmt import fallbacks_text
 from memgauge.report.fmt import fmt_num as _fmt
 from memgauge.track.gate import GateResult, MetricCheck
 
-__all__ = ["gate_markdown"]
+__all__ = ["gate_markdown", "no_baseline_note"]
 
 _BASIS = {"target": "target", "--measure": "--measure", "primary": "primary measure"}
 
@@ -128,12 +128,20 @@ def gate_markdown(result: GateResult, *, information: Literal["all", "moved"] = 
         ]
     if result.warnings:
         lines += ["", "Warnings:", *(f"- ⚠️ {md_text(w)}" for w in result.warnings)]
-    if not result.baseline_runs and result.excluded:
-        lines += [
-            "",
-            "No earlier run counts in the baseline (each failed its gate): the gate passes"
-            " until one does.",
-        ]
-    elif not result.baseline_runs:
-        lines += ["", "No earlier run to compare with: the gate passes until one exists."]
+    note = no_baseline_note(result)
+    if note is not None:
+        lines += ["", note]
     return "\n".join(lines) + "\n"
+
+
+def no_baseline_note(result: GateResult) -> str | None:
+    """Why the gate passed with no earlier run in its baseline (None when it had one): the
+    gate's comment and the viewer's run page say it in these words."""
+    if result.baseline_runs:
+        return None
+    if result.excluded:
+        return (
+            "No earlier run counts in the baseline (each failed its gate): the gate passes"
+            " until one does."
+        )
+    return "No earlier run to compare with: the gate passes until one exists."

@@ -124,6 +124,10 @@ class _Views:
             "self_url": _sent_path(request)
             + (f"?{request.url.query}" if request.url.query else ""),
             **({"nav": self.nav} if self.nav else {}),
+            # an answer htmx swaps in (a live page's refresh, a filter form's request), not the
+            # back button's (`_macros.html`'s kept_in_swaps)
+            "keep_forms": request.headers.get("HX-Request") == "true"
+            and "HX-History-Restore-Request" not in request.headers,
             **context,
         }
 

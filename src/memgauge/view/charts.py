@@ -12,6 +12,7 @@ chart's y axis stays within 0-1 where its values do (its tick labels are `text.y
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -265,12 +266,20 @@ def line_chart(
             ' stroke="#c62828" stroke-dasharray="2 2"/>'
             + _t(left + plot_w + 4, yy + 4, _fit(name, rule_w - 6))
         )
-    # x labels: the first and the last, and a few between when they fit
-    slots = max(1, int(plot_w // 110))
-    step = max(1, (n - 1) // slots) if n > 1 else 1
-    shown = sorted({0, n - 1, *range(0, n, step)})
+    # x labels: the first and the last, and as many between as fit whole (a label of up to
+    # 260 px; a first or last one is anchored at its end, so it reaches into one gap only):
+    # two runs of one day keep the time that tells them apart, and no two labels overlap
+    labels = [_fit(t, 260) for t in x_labels]
+    need = 1.5 * max(text_width(t) for t in labels) + 12
+    per = plot_w / (n - 1) if n > 1 else plot_w
+    step = max(1, math.ceil(need / per))
+    shown = list(range(0, n, step))
+    if shown[-1] != n - 1:
+        if len(shown) > 1 and (n - 1 - shown[-1]) * per < need:
+            shown.pop()
+        shown.append(n - 1)
     for i in shown:
-        label = _fit(x_labels[i], 100)
+        label = labels[i]
         anchor = "start" if i == 0 and n > 1 else "end" if i == n - 1 and n > 1 else "middle"
         if n == 1:
             anchor = "middle"

@@ -159,7 +159,12 @@ def trend_page(
             s["baseline"][i] = c.baseline
     keys = sorted(series)
     chosen = selected if selected in series else (keys[0] if keys else None)
-    labels = [r.created_at[:16].replace("T", " ") for r in runs]
+    # each run by its time to the second, and runs of one second by their ids' ends too
+    times = [r.created_at[:19].replace("T", " ") for r in runs]
+    labels = [
+        f"{t} {r.run_id[-8:]}" if times.count(t) > 1 else t
+        for t, r in zip(times, runs, strict=True)
+    ]
     chart = Markup("")
     if chosen is not None:
         s = series[chosen]

@@ -13,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from memgauge._util.listing import counted
 from memgauge.optimize import diff_iterations, study_json
 from memgauge.optimize.history import History
 from memgauge.report.fmt import fmt_num
@@ -76,7 +77,7 @@ def score_chart(objective: str, iterations: Sequence[Mapping[str, Any]]) -> Mark
 def _holdout_chart(holdout: Mapping[str, Any]) -> Markup:
     """The held-out split's score of the starting configuration and of the best."""
     return charts.bar_chart(
-        f"held-out split ({holdout.get('n')} items)",
+        f"held-out split ({counted(holdout.get('n') or 0, 'item')})",
         [
             charts.Bar(label, i, holdout.get(label), note=fmt_num(holdout.get(label)))
             for i, label in enumerate(("baseline", "best"))

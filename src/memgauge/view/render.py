@@ -37,6 +37,7 @@ from jinja2 import (
 from jinja2.bccache import Bucket
 from markupsafe import Markup
 
+from memgauge._util.listing import counted
 from memgauge.aggregates.ir_facts import IrFacts
 from memgauge.aggregates.repeats import RepeatsAggregate
 from memgauge.data.environment import memgauge_home
@@ -53,6 +54,7 @@ from memgauge.report.fmt import (
     fmt_pct,
     fmt_signed,
 )
+from memgauge.report.gate import no_baseline_note
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.view.agent_rows import agent_metric_rows
@@ -306,6 +308,7 @@ def environment() -> Environment:
         p=_missing_is_none(fmt_p),
         signed=_missing_is_none(fmt_signed),
         brief=_brief,
+        counted=counted,
         pretty=_pretty,
         ts=_ts,
         cell=cell_text,
@@ -321,6 +324,7 @@ def environment() -> Environment:
         judge_fields=judge_fields,
         evaluators=_evaluators,
         verdict=_verdict,
+        gate_note=no_baseline_note,
         other_detail=other_detail,
         hit_table_rows=hit_table_rows,
         agent_metric_rows=agent_metric_rows,
@@ -329,7 +333,7 @@ def environment() -> Environment:
         status_badge=status_badge,
         item_table_rows=partial(item_table_rows, brief=_brief),
         live=False,
-        live_form="",
+        keep_forms=False,
         standalone=False,
         self_url="",
     )
