@@ -1,16 +1,18 @@
 """What the docs say, beyond their blocks running (tests/docs/test_docs_run.py): the quick
 start's JSON-lines program speaks the protocol the contracts page documents, the contracts page
-quotes the search contract the adapters enforce word for word, and the README's Python example
-stays short."""
+quotes the search contract the adapters enforce word for word, the README's Python example
+stays short, and the README's prose names what the code reads."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.docs.blocks import ROOT, Block, read_blocks
 
+from memgauge.data.io import FILES
 from memgauge.subjects.python_import import SEARCH_CONTRACT
 
 
@@ -53,3 +55,19 @@ def test_the_readmes_python_example_is_short() -> None:
     )
     assert example.kind == "python"
     assert len([line for line in example.text.splitlines() if line.strip()]) <= 15
+
+
+def _section(page: str, heading: str) -> str:
+    """The text of `page` under `heading` (a `## ` line), up to the next `## ` heading."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    start = text.index(f"\n{heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else None]
+
+
+def test_the_readme_names_the_files_a_dataset_directory_is_read_from() -> None:
+    # a file named as the README once said (causal_chains.jsonl) was silently not read
+    first = _section("README.md", "## Datasets").split("\n\n")[1]
+    named = set(re.findall(r"`([a-z_]+\.jsonl)`", first))
+    assert named == set(FILES.values())
+    assert set(re.findall(r"`([a-z_]+)`", first)) >= set(FILES)  # the bundle's keys
