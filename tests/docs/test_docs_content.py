@@ -71,3 +71,28 @@ def test_the_readme_names_the_files_a_dataset_directory_is_read_from() -> None:
     named = set(re.findall(r"`([a-z_]+\.jsonl)`", first))
     assert named == set(FILES.values())
     assert set(re.findall(r"`([a-z_]+)`", first)) >= set(FILES)  # the bundle's keys
+
+
+def test_the_readme_names_the_revisions_that_add_the_query_logs_columns() -> None:
+    section = _section("README.md", "## Logging production searches")
+    versions = ROOT / "src" / "memgauge" / "store" / "revisions" / "versions"
+    said = {
+        r"since revision (\d{4})": ["token_usage_ratio", "pressure_level"],
+        r"Revision (\d{4}) adds the columns": [
+            "avg_relevance_score",
+            "top_result_score",
+            "boost_impact_delta",
+            "dedup_tokens_saved",
+        ],
+        r"Revision (\d{4}) adds these tables": [
+            "eval_sessions",
+            "eval_outcomes",
+            "eval_agent_outputs",
+        ],
+    }
+    for pattern, names in said.items():
+        found = re.search(pattern, section)
+        assert found, pattern
+        (revision,) = versions.glob(f"r{found[1]}_*.py")
+        text = revision.read_text(encoding="utf-8")
+        assert [n for n in names if n not in text] == [], revision.name
