@@ -13,6 +13,7 @@ from pathlib import Path
 from tests.docs.blocks import ROOT, Block, read_blocks
 
 from memgauge.data.io import FILES
+from memgauge.metrics.agent import DEFAULT_AGENT_K
 from memgauge.subjects.python_import import SEARCH_CONTRACT
 
 
@@ -96,3 +97,10 @@ def test_the_readme_names_the_revisions_that_add_the_query_logs_columns() -> Non
         (revision,) = versions.glob(f"r{found[1]}_*.py")
         text = revision.read_text(encoding="utf-8")
         assert [n for n in names if n not in text] == [], revision.name
+
+
+def test_the_readme_states_the_agent_metrics_default_cutoff() -> None:
+    section = _section("README.md", "## Agent-memory metrics (seed 002 section 3)")
+    found = re.search(r"At K = (\d+) by default \(`--agent-k`\)", section)
+    assert found, "the README no longer states the default K"
+    assert int(found[1]) == DEFAULT_AGENT_K
