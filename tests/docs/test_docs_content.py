@@ -13,6 +13,7 @@ from pathlib import Path
 from tests.docs.blocks import ROOT, Block, read_blocks
 
 from memgauge.data.io import FILES
+from memgauge.data.models import EvalQuery, Judgment, Memory, SessionContext
 from memgauge.metrics.agent import DEFAULT_AGENT_K
 from memgauge.subjects.python_import import SEARCH_CONTRACT
 
@@ -104,3 +105,18 @@ def test_the_readme_states_the_agent_metrics_default_cutoff() -> None:
     found = re.search(r"At K = (\d+) by default \(`--agent-k`\)", section)
     assert found, "the README no longer states the default K"
     assert int(found[1]) == DEFAULT_AGENT_K
+
+
+def test_the_readme_lists_every_field_of_a_datasets_records() -> None:
+    items = _section("README.md", "## Datasets").split("\n\n")[2]
+    listed = {
+        kind: set(re.findall(r"`([a-z_]+)`", text))
+        for kind, text in re.findall(r"^- ([a-z]+)[^:]*: (.*?)(?=^- |\Z)", items, re.M | re.S)
+    }
+    fields = {
+        "memory": set(Memory.model_fields),
+        "query": set(EvalQuery.model_fields) | set(SessionContext.model_fields),
+        "judgment": set(Judgment.model_fields),
+    }
+    for kind, names in fields.items():
+        assert names - listed[kind] == set(), kind
