@@ -207,3 +207,16 @@ def test_the_reference_memorys_modes_are_written_once() -> None:
 def _line_of(text: str) -> int:
     lines = (SRC / "_util" / "builtins.py").read_text(encoding="utf-8").splitlines()
     return next(i for i, line in enumerate(lines, 1) if line.startswith(text))
+
+
+def test_the_agent_metrics_cutoff_is_named_not_copied() -> None:
+    """K = 5 was written out in `evaluate --agent-k`, `evaluate_suite` and the `ir` aggregate;
+    each is now `memgauge.metrics.agent.DEFAULT_AGENT_K`, the value the README states."""
+    copies = [
+        f"{path.relative_to(SRC)}:{line} {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line, name in _literal_defaults(
+            ast.parse(path.read_text(encoding="utf-8")), {"agent_k"}, {"--agent-k"}
+        )
+    ]
+    assert copies == []

@@ -73,6 +73,8 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "qrels_pyterrier_keys.json": (2, "the first line has qid, docno, label. Rename those"),
     "dataset_unknown_ids": (1, "unknown memory 'm9'"),
     "dataset_missing_queries": (None, "needs queries.jsonl"),
+    # the README once named a directory's chains file so: it was silently not read
+    "dataset_chains_misnamed": (None, "causal_chains are in chains.jsonl; rename it"),
     "dataset_qrels_grade_above_3": (2, "grade 1024 is above 3, memgauge datasets grade 0-3"),
     "conversations_dangling_supersedes.json": (None, "supersedes unknown fact 'f0'"),
     "conversations_circular_supersedes.json": (None, "circular"),

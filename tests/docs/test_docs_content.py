@@ -1,16 +1,20 @@
 """What the docs say, beyond their blocks running (tests/docs/test_docs_run.py): the quick
 start's JSON-lines program speaks the protocol the contracts page documents, the contracts page
-quotes the search contract the adapters enforce word for word, and the README's Python example
-stays short."""
+quotes the search contract the adapters enforce word for word, the README's Python example
+stays short, and the README's prose names what the code reads."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.docs.blocks import ROOT, Block, read_blocks
 
+from memgauge.data.io import FILES
+from memgauge.data.models import EvalQuery, Judgment, Memory, SessionContext
+from memgauge.metrics.agent import DEFAULT_AGENT_K
 from memgauge.subjects.python_import import SEARCH_CONTRACT
 
 
@@ -53,3 +57,66 @@ def test_the_readmes_python_example_is_short() -> None:
     )
     assert example.kind == "python"
     assert len([line for line in example.text.splitlines() if line.strip()]) <= 15
+
+
+def _section(page: str, heading: str) -> str:
+    """The text of `page` under `heading` (a `## ` line), up to the next `## ` heading."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    start = text.index(f"\n{heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else None]
+
+
+def test_the_readme_names_the_files_a_dataset_directory_is_read_from() -> None:
+    # a file named as the README once said (causal_chains.jsonl) was silently not read
+    first = _section("README.md", "## Datasets").split("\n\n")[1]
+    named = set(re.findall(r"`([a-z_]+\.jsonl)`", first))
+    assert named == set(FILES.values())
+    assert set(re.findall(r"`([a-z_]+)`", first)) >= set(FILES)  # the bundle's keys
+
+
+def test_the_readme_names_the_revisions_that_add_the_query_logs_columns() -> None:
+    section = _section("README.md", "## Logging production searches")
+    versions = ROOT / "src" / "memgauge" / "store" / "revisions" / "versions"
+    said = {
+        r"since revision (\d{4})": ["token_usage_ratio", "pressure_level"],
+        r"Revision (\d{4}) adds the columns": [
+            "avg_relevance_score",
+            "top_result_score",
+            "boost_impact_delta",
+            "dedup_tokens_saved",
+        ],
+        r"Revision (\d{4}) adds these tables": [
+            "eval_sessions",
+            "eval_outcomes",
+            "eval_agent_outputs",
+        ],
+    }
+    for pattern, names in said.items():
+        found = re.search(pattern, section)
+        assert found, pattern
+        (revision,) = versions.glob(f"r{found[1]}_*.py")
+        text = revision.read_text(encoding="utf-8")
+        assert [n for n in names if n not in text] == [], revision.name
+
+
+def test_the_readme_states_the_agent_metrics_default_cutoff() -> None:
+    section = _section("README.md", "## Agent-memory metrics (seed 002 section 3)")
+    found = re.search(r"At K = (\d+) by default \(`--agent-k`\)", section)
+    assert found, "the README no longer states the default K"
+    assert int(found[1]) == DEFAULT_AGENT_K
+
+
+def test_the_readme_lists_every_field_of_a_datasets_records() -> None:
+    items = _section("README.md", "## Datasets").split("\n\n")[2]
+    listed = {
+        kind: set(re.findall(r"`([a-z_]+)`", text))
+        for kind, text in re.findall(r"^- ([a-z]+)[^:]*: (.*?)(?=^- |\Z)", items, re.M | re.S)
+    }
+    fields = {
+        "memory": set(Memory.model_fields),
+        "query": set(EvalQuery.model_fields) | set(SessionContext.model_fields),
+        "judgment": set(Judgment.model_fields),
+    }
+    for kind, names in fields.items():
+        assert names - listed[kind] == set(), kind

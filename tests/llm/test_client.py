@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -566,3 +567,22 @@ def test_a_past_or_unreadable_retry_after_falls_back_to_the_backoff(value: str) 
         finally:
             client.close()
         assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "need"),
+    [
+        ("MEMGAUGE_LLM_TIMEOUT", "abc", "seconds, more than 0"),
+        ("MEMGAUGE_LLM_CONCURRENCY", "nan", "a whole number, at least 1"),
+        ("MEMGAUGE_LLM_CONCURRENCY", "2.5", "a whole number, at least 1"),
+        ("MEMGAUGE_LLM_RPM", "inf", "requests per minute (0: no cap)"),
+    ],
+)
+def test_a_bad_llm_knob_says_what_to_write(
+    monkeypatch: pytest.MonkeyPatch, var: str, value: str, need: str
+) -> None:
+    """The README: such a setting is bad input "naming the setting and what to write"; a value
+    that was not a number, or not whole, said only what was wrong."""
+    monkeypatch.setenv(var, value)
+    with pytest.raises(UsageError, match=re.escape(f"set it to {need}, or unset it")):
+        LLMConfig.from_env(model="m")

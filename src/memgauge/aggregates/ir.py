@@ -49,7 +49,7 @@ from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Shape
 from memgauge.errors import UsageError
 from memgauge.metrics import parse_measure
-from memgauge.metrics.agent import pool_qrels
+from memgauge.metrics.agent import DEFAULT_AGENT_K, pool_qrels
 from memgauge.metrics.conventions import (
     DEFAULT_GAIN,
     DEFAULT_NO_RELEVANT,
@@ -203,7 +203,7 @@ class IRAggregate:
     measures: tuple[str, ...] | None = None
     rel_threshold: int = DEFAULT_REL_THRESHOLD
     gain: Gain = DEFAULT_GAIN
-    agent_k: int = 5
+    agent_k: int = DEFAULT_AGENT_K
     n_resamples: int = N_RESAMPLES
     confidence: float = CONFIDENCE
     alpha: float = ALPHA

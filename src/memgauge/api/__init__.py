@@ -148,6 +148,7 @@ if TYPE_CHECKING:
     from memgauge.metrics import MetricConfig as MetricConfig
     from memgauge.metrics import is_measure as is_measure
     from memgauge.metrics import parse_measure as parse_measure
+    from memgauge.metrics.agent import DEFAULT_AGENT_K as DEFAULT_AGENT_K
     from memgauge.metrics.conventions import DEFAULT_DEPTH as DEFAULT_DEPTH
     from memgauge.metrics.measures import TREC_OFFICIAL as TREC_OFFICIAL
     from memgauge.metrics.measures import own_conventions as own_conventions

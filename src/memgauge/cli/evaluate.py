@@ -55,7 +55,7 @@ __all__ = ["evaluate"]
 @rel_threshold_option()
 @gain_option
 @no_relevant_option
-@depth_option("--agent-k", default=5, about="Cutoff of the agent-memory metrics.")
+@depth_option("--agent-k", default=api.DEFAULT_AGENT_K, about="Cutoff of the agent-memory metrics.")
 @resamples_option
 @corpus_limit_options
 @depth_option(

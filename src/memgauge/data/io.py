@@ -109,6 +109,16 @@ def _load_dir(path: Path) -> RetrievalDataset:
     parts: dict[str, Records[Any]] = {}
     for key, (filename, model) in _PARTS.items():
         f = path / filename
+        misnamed = path / f"{key}.jsonl"  # the bundle's key as a file name: never read
+        if misnamed != f and misnamed.is_file():
+            problems.append(
+                Problem(
+                    str(misnamed),
+                    None,
+                    None,
+                    f"not read: a dataset directory's {key} are in {filename}; rename it",
+                )
+            )
         if key == "judgments" and not f.is_file() and (path / "qrels.txt").is_file():
             parts[key] = _qrels_part(path / "qrels.txt")
         elif f.is_file():

@@ -44,29 +44,35 @@ DEFAULT_RETRIES = 4
 
 def _env_number(name: str, default: float, need: str, ok: Callable[[float], bool]) -> float:
     """`name` as a number `ok` takes (`need` says which), or `default` when it is unset or
-    empty; UsageError naming the variable otherwise."""
+    empty; UsageError naming the variable and what to write otherwise."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     try:
         value = float(raw)
     except ValueError:
-        raise UsageError(f"environment variable {name}={raw!r} is not a number") from None
+        raise _refused(name, raw, "is not a number", need, default) from None
     if not math.isfinite(value):
         # nan and inf would pass the range checks below, or fail int() with a traceback
-        raise UsageError(f"environment variable {name}={raw!r} is not a finite number")
+        raise _refused(name, raw, "is not a finite number", need, default)
     if not ok(value):
-        raise UsageError(
-            f"environment variable {name}={raw!r} is out of range: set it to {need}, or "
-            f"unset it for the default ({default:g})"
-        )
+        raise _refused(name, raw, "is out of range", need, default)
     return value
 
 
+def _refused(name: str, raw: str, problem: str, need: str, default: float) -> UsageError:
+    """Bad input: the variable `name`, its value, what is wrong and what to write."""
+    return UsageError(
+        f"environment variable {name}={raw!r} {problem}: set it to {need}, or unset it for the "
+        f"default ({default:g})"
+    )
+
+
 def _env_whole(name: str, default: int, least: int) -> int:
-    value = _env_number(name, default, f"a whole number, at least {least}", lambda v: v >= least)
+    need = f"a whole number, at least {least}"
+    value = _env_number(name, default, need, lambda v: v >= least)
     if value != int(value):
-        raise UsageError(f"environment variable {name}={os.environ[name]!r} is not a whole number")
+        raise _refused(name, os.environ[name], "is not a whole number", need, default)
     return int(value)
 
 

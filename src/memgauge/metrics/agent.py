@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from memgauge._util.numbers import fmean
 from memgauge.data.models import IMPORTANCE_WEIGHTS, CausalChain, EquivalenceClass
@@ -17,6 +17,7 @@ from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 
 __all__ = [
     "AGENT_METRIC_DEFINITIONS",
+    "DEFAULT_AGENT_K",
     "AgentValue",
     "agent_metric_definition",
     "causal_chain_completeness",
@@ -35,6 +36,10 @@ __all__ = [
 ]
 
 Ranked = Mapping[str, Sequence[str]]
+
+#: the agent-memory metrics' cutoff unless one is given (`evaluate --agent-k`, a suite's `ir`
+#: aggregate's `agent_k`): seed 002 states their targets at K = 5
+DEFAULT_AGENT_K: Final = 5
 
 #: Each agent-memory metric's one-line definition, by its base name (`folder_ils` for
 #: `folder_ils@5`, `tier_precision` for `tier_precision[critical]@5`): what every report states

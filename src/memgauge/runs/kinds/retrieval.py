@@ -22,6 +22,7 @@ from memgauge.data.readers import load_retrieval_source
 from memgauge.data.records import ItemRecord
 from memgauge.errors import UsageError, argument
 from memgauge.metrics import parse_measure
+from memgauge.metrics.agent import DEFAULT_AGENT_K
 from memgauge.metrics.conventions import (
     DEFAULT_DEPTH,
     DEFAULT_GAIN,
@@ -155,7 +156,7 @@ def evaluate_suite(
     k: int = DEFAULT_DEPTH,
     rel_threshold: int = DEFAULT_REL_THRESHOLD,
     gain: str = DEFAULT_GAIN,
-    agent_k: int = 5,
+    agent_k: int = DEFAULT_AGENT_K,
     n_resamples: int = N_RESAMPLES,
     seed: int = 0,
     no_relevant: str = DEFAULT_NO_RELEVANT,
