@@ -338,11 +338,12 @@ def compare_measures(
         rename = {subjects_b[0]: subjects_a[0]}
     a = dict(measures_a)
     b = {(rename.get(k[0], k[0]), k[1], k[2]): v for k, v in measures_b.items()}
-    if not a.keys() & b.keys():
+    if not a and not b:
         return []
     # a measure one run has and the other not (a subject that failed every item there, an
     # evaluator added) is a row with nothing paired, not a row left out: a subject that broke
-    # vanished from the comparison that should show it
+    # vanished from the comparison that should show it, and so did the run's only subject
+    # (B with no measure at all: A's mean read n/a, "neither run scored an item")
     keys = sorted(a.keys() | b.keys())
     none: tuple[Sequence[str], Any] = ((), ())
     matrices = {k: _pair_matrix(a.get(k, none), b.get(k, none)) for k in keys}
