@@ -138,7 +138,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "gate": (
         "memgauge.cli.gate",
         "gate",
-        "Gate a run (an id, or a suite file: its latest completed run) against the rolling baseline of the suite's earlier runs (those that failed the gate left out).",
+        "Gate a run (an id, or a suite file: its run that completed last) against the rolling baseline of the suite's earlier runs (those that failed the gate left out).",
     ),
     "history": (
         "memgauge.cli.gate",
