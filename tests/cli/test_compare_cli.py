@@ -453,3 +453,39 @@ def test_a_subject_that_failed_every_item_in_every_run_stays_in_several_runs_tab
     assert "down / t / contains" in out
     assert out.count("n/a (0 scored)") == 3
     assert "over the 3 comparisons of the table" in " ".join(out.split())  # none of nothing
+
+
+def test_a_runs_only_subject_that_failed_every_item_keeps_the_other_runs_mean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite of one subject that broke in B: B has no value of any measure, and the rows were
+    only those of the measures both runs share, so A's mean was lost too (n/a, "neither run
+    scored an item") though A scored every item."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    a = _recorded(capsys, _agent_suite(tmp_path, {"only": QUALITY["strong"]}), db)
+    b = _recorded(capsys, _failing(_agent_suite(tmp_path, {"only": QUALITY["strong"]}), "only"), db)
+    code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db), "--json")
+    assert code == 0
+    [row] = json.loads(out)["rows"]
+    assert (row["mean_a"], row["mean_b"], row["delta"], row["n"]) == (1.0, None, None, 0)
+    assert row["note"].startswith("B scored no item")
+
+
+def test_two_single_subject_runs_pair_up_when_one_scored_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run A of subject mem0 and run B of subject zep pair up as "mem0 / zep", as the systems
+    table (`--format markdown`) pairs them; with zep failing every item, B had no values to
+    pair under A's name, and the rows were mem0's and a zep row saying "neither run scored an
+    item", which A never ran."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    a = _recorded(capsys, _agent_suite(tmp_path, {"mem0": QUALITY["strong"]}), db)
+    b = _recorded(capsys, _failing(_agent_suite(tmp_path, {"zep": QUALITY["strong"]}), "zep"), db)
+    code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db), "--json")
+    assert code == 0
+    [row] = json.loads(out)["rows"]
+    assert row["subject"] == "mem0 / zep"
+    assert (row["mean_a"], row["mean_b"], row["n"]) == (1.0, None, 0)
+    assert row["note"].startswith("B scored no item")

@@ -383,3 +383,26 @@ def test_an_ab_create_while_the_flag_is_created_leaves_both_and_no_error(
         test = tests.get("F")
     assert test is not None
     assert test["config"]["delta"] == 0.2  # the one `ab create` made
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"rollout_percent": 150}, "rollout_percent=150"),
+        ({"shadow_percent": -1}, "shadow_percent=-1"),
+        ({"min_samples": 1}, "min_samples=1"),
+        ({"graduation_threshold": float("nan")}, "graduation_threshold=nan"),
+    ],
+)
+def test_a_setting_out_of_range_from_python_is_named_as_python_gives_it(
+    tmp_path: Path, settings: dict[str, Any], named: str
+) -> None:
+    # `create_flag` and `set_flag` take a settings mapping: the message said `--rollout 150`,
+    # a flag of a command the caller never ran
+    from memgauge import api
+    from memgauge.errors import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        api.create_flag("F", settings, store=tmp_path / "r.db")
+    assert str(caught.value).startswith(named + ":"), caught.value
+    assert "--" not in str(caught.value)

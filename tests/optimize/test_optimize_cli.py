@@ -579,6 +579,20 @@ def test_a_study_without_a_scored_best_writes_no_suite(
     assert not written.exists()
 
 
+@pytest.mark.parametrize("other", [["--diff", "0", "1"], ["--json"]])
+def test_write_best_with_another_output_is_refused_not_one_of_them_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], other: list[str]
+) -> None:
+    """`--write-best FILE --diff A B` wrote the file and never showed the diff; with `--json`
+    it printed a sentence where a script read JSON."""
+    written = tmp_path / "best.yaml"
+    argv = ["optimize", "show", "s1", "--write-best", str(written), *other]
+    assert main([*argv, "--store", str(tmp_path / "r.db")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--write-best and {other[0]} cannot go together" in err
+    assert not written.exists()
+
+
 def test_a_study_whose_suite_moved_resumes_from_where_it_is_now(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,6 +15,7 @@ import pytest
 from tests.helpers import gated_suite, last_json, run_memgauge
 
 from memgauge.store import connection
+from memgauge.store.url import HEAD
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -56,3 +57,24 @@ def test_a_store_locked_past_the_busy_timeout_is_unavailable_not_a_bug(
     assert listed.returncode == 0
     assert [r["run_id"] for r in json.loads(listed.stdout)] == [run_id]  # nothing half-written
     assert run_memgauge("run", str(suite), "--store", str(db)).returncode == 0
+
+
+def test_a_store_locked_while_another_process_upgrades_it_is_unavailable_not_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process migrating an older store holds its write lock (the commit's "a
+    # migration"): the command that opened the store too waited in its own upgrade, and
+    # ended there with "database is locked" as an internal error (exit 70, a traceback)
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 100)
+    db = tmp_path / "results.db"
+    assert run_memgauge("flags", "create", "F", "--store", str(db)).returncode == 0
+    older = f"{int(HEAD) - 1:04d}"
+    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = ?", (older,))
+    with _held(db):
+        done = run_memgauge("flags", "set", "F", "--rollout", "50", "--store", str(db))
+    assert done.returncode == 3, done.stderr
+    assert f"results store {db} stayed locked by another process" in done.stderr
+    assert "Traceback" not in done.stderr
+    with closing(sqlite3.connect(db)) as conn:  # nothing migrated behind the lock
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == (older,)

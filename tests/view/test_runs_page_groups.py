@@ -5,8 +5,12 @@ runs listed as they are, and a filter that lists the candidates under their stud
 from __future__ import annotations
 
 import re
+import shutil
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from html import unescape
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -158,3 +162,30 @@ def test_a_study_sits_at_its_newest_run_s_place() -> None:
     shown = runs_list(rows, [group], show=True)
     assert [e.kind for e in shown] == ["study", "run", "run"]
     assert [r["run_id"] for r in shown[0].runs] == ["c3", "c2", "c1"]
+
+
+def test_a_candidate_whose_owner_is_gone_is_not_going_nor_keeps_the_page_live(
+    viewer_store: ViewerStore, tmp_path: Path
+) -> None:
+    """A study killed mid-candidate (kill -9, a lost machine) left that candidate `running`:
+    its row said "(owner gone?)", as runs list judges it, but its study's row counted it as
+    going and the runs page refreshed itself every 2 s for ever."""
+    db = tmp_path / "v.db"
+    shutil.copy(viewer_store.path, db)
+    sid = viewer_store.optimization
+    with RunReader(db) as r:
+        candidate = sorted(r.study_run_ids(sid))[-1]
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "UPDATE suite_runs SET status = 'running', finished_at = NULL, pid = 4242,"
+            " host = 'build-box-7', heartbeat_at = '2020-01-01T00:00:00+00:00'"
+            " WHERE run_id = ?",
+            (candidate,),
+        )
+    with TestClient(create_app(db)) as client:
+        for url in ("/", "/?candidates=show"):
+            html = client.get(url).text
+            assert 'data-live="1"' not in html, url
+            group = html.split(f'data-study="{sid}"', 1)[1].split("</tr>", 1)[0]
+            assert "going" not in group, url
+        assert "(owner gone?)" in client.get("/?candidates=show").text

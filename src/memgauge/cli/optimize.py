@@ -24,7 +24,14 @@ from memgauge import api
 from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.listing import counted
-from memgauge.cli._common import PATH, DefaultGroup, console, json_option, store_option
+from memgauge.cli._common import (
+    PATH,
+    DefaultGroup,
+    console,
+    json_option,
+    refuse_together,
+    store_option,
+)
 from memgauge.cli._evaluation import running
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import SEED, integer, number
@@ -396,6 +403,11 @@ def show(
     STEP.CANDIDATE) what changed between two iterations: params, and a unified diff of texts;
     with --write-best FILE the best configuration as a suite."""
     if write_best is not None:
+        # each chooses what the command does: one of them would be dropped without a word
+        if diff is not None:
+            refuse_together("--write-best", "--diff", "give one: a suite file, or a diff")
+        if as_json:
+            refuse_together("--write-best", "--json", "the best is written to FILE as a suite")
         _write_best(study_id, write_best, store_path)
         return
     if diff is not None:

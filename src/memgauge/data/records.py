@@ -45,6 +45,7 @@ from memgauge.data.facts import Facts
 from memgauge.data.shapes import FORM, Shape
 
 __all__ = [
+    "ENDED",
     "RUN_ID",
     "USAGE_COUNTERS",
     "AggregateResult",
@@ -71,6 +72,9 @@ __all__ = [
 
 ItemStatus = Literal["queued", "completed", "failed"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+#: the statuses of a run that has ended (completed or not): what a bundle holds, what `runs
+#: list` stops following
+ENDED: tuple[RunStatus, ...] = ("completed", "failed", "cancelled")
 
 
 class _Record(Model):

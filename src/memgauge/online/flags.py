@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memgauge.errors import UsageError, on_command_line
+from memgauge.errors import UsageError, argument, on_command_line
 from memgauge.online import ab
 from memgauge.online.shadow import Search, ShadowRunner, bucket
 from memgauge.stats.sequential import DEFAULT_GRADUATION, SPRTState
@@ -88,17 +88,18 @@ def _check(values: Mapping[str, Any]) -> None:
     unknown = sorted(set(values) - set(FLAG_FIELDS))
     if unknown:
         raise UsageError(f"unknown flag setting(s) {unknown}; one of {list(FLAG_FIELDS)}")
-    for key in ("rollout_percent", "shadow_percent"):
+    # named as the caller gave them: `--rollout 150` in a command, `rollout_percent=150` in
+    # the settings `create_flag` and `set_flag` take from Python
+    for key, flag in (("rollout_percent", "--rollout"), ("shadow_percent", "--shadow-percent")):
         v = values.get(key)
         if v is not None and not (math.isfinite(v) and 0 <= v <= 100):
-            option = "--rollout" if key == "rollout_percent" else "--shadow-percent"
-            raise UsageError(f"{option} {v:g}: a percentage from 0 to 100")
+            raise UsageError(f"{argument(key, f'{v:g}', flag=flag)}: a percentage from 0 to 100")
     n = values.get("min_samples")
     if n is not None and n < 2:
-        raise UsageError(f"--min-samples {n}: at least 2 pairs")
+        raise UsageError(f"{argument('min_samples', n)}: at least 2 pairs")
     g = values.get("graduation_threshold")
     if g is not None and not math.isfinite(g):
-        raise UsageError(f"--graduation-threshold {g}: a finite improvement (e.g. 0.03)")
+        raise UsageError(f"{argument('graduation_threshold', g)}: a finite improvement (e.g. 0.03)")
 
 
 def _unknown(name: str) -> UsageError:

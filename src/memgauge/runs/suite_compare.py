@@ -338,11 +338,12 @@ def compare_measures(
         rename = {subjects_b[0]: subjects_a[0]}
     a = dict(measures_a)
     b = {(rename.get(k[0], k[0]), k[1], k[2]): v for k, v in measures_b.items()}
-    if not a.keys() & b.keys():
+    if not a and not b:
         return []
     # a measure one run has and the other not (a subject that failed every item there, an
     # evaluator added) is a row with nothing paired, not a row left out: a subject that broke
-    # vanished from the comparison that should show it
+    # vanished from the comparison that should show it, and so did the run's only subject
+    # (B with no measure at all: A's mean read n/a, "neither run scored an item")
     keys = sorted(a.keys() | b.keys())
     none: tuple[Sequence[str], Any] = ((), ())
     matrices = {k: _pair_matrix(a.get(k, none), b.get(k, none)) for k in keys}
@@ -409,6 +410,7 @@ def reported_means(
 
     values = {"a": measured(summary_a), "b": measured(summary_b)}
     only = {"a": subjects(summary_a), "b": subjects(summary_b)}
+    paired = _paired(only["a"], only["b"])
     out = []
     for row in rows:
         row = dict(row)
@@ -421,27 +423,44 @@ def reported_means(
             mean = row.get(f"mean_{side}")
             if m is not None and not row.get("n_dropped") and m.is_mean(mean, row.get("n", -1)):
                 row[f"mean_{side}"] = m.value
+        # a run whose one subject scored nothing has no values for `compare_measures` to pair
+        # under the other's name: its row is the pair's still
+        row["subject"] = paired.get(row["subject"], row["subject"])
         out.append(row)
-    extra = _unscored_rows(out, summary_a, summary_b)
+    extra = _unscored_rows(out, summary_a, summary_b, paired)
     if not extra:
         return out
     return sorted([*out, *extra], key=lambda r: (r["subject"], r["task"], r["evaluator"]))
 
 
+def _paired(subjects_a: set[str], subjects_b: set[str]) -> dict[str, str]:
+    """Two runs of one subject each, under different names, pair up as "A / B" (as
+    `compare_measures` and `compare_suite_systems` pair them): each name -> that label; none
+    otherwise. Read from the runs' reports, which name a subject that scored nothing too."""
+    if len(subjects_a) != 1 or len(subjects_b) != 1 or subjects_a == subjects_b:
+        return {}
+    (a,), (b,) = subjects_a, subjects_b
+    return {a: f"{a} / {b}", b: f"{a} / {b}"}
+
+
 def _unscored_rows(
-    rows: Sequence[Mapping[str, Any]], summary_a: RunSummary | None, summary_b: RunSummary | None
+    rows: Sequence[Mapping[str, Any]],
+    summary_a: RunSummary | None,
+    summary_b: RunSummary | None,
+    paired: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     """A row, with nothing paired, per evaluator the runs report that neither scored an item
     of (a subject whose every item failed in both): the items give it no values to pair, and a
     comparison that left it out read as if the subject had never been run."""
-    if any(" / " in r["subject"] for r in rows):  # two single subjects paired under one name
-        return []
+    if not paired and any(" / " in r["subject"] for r in rows):
+        return []  # two single subjects paired under one name by their values alone
     shown = {(r["subject"], r["task"], r["evaluator"]) for r in rows}
     found: dict[Key, None] = {}
     for summary in (summary_a, summary_b):
         for e in summary.evaluators if summary is not None else ():
-            if not e.n_scored and (e.subject, e.task, e.evaluator) not in shown:
-                found[(e.subject, e.task, e.evaluator)] = None
+            key = (paired.get(e.subject, e.subject), e.task, e.evaluator)
+            if not e.n_scored and key not in shown:
+                found[key] = None
     return [
         {
             "subject": subject,

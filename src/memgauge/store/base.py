@@ -47,7 +47,7 @@ class Store:
                 current = _engine.version(c)
         except sa.exc.DBAPIError as exc:
             if self.url.is_sqlite:
-                bad = _engine.damaged(self.url, exc)
+                bad = _engine.sqlite_problem(self.url, exc)
                 if bad is None:
                     raise
                 self._engine.dispose()

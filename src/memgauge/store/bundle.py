@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from memgauge._util.model import Model
 from memgauge._util.numbers import INT64_MAX
-from memgauge.data.records import ItemRecord, RunRecord, run_id_problem
+from memgauge.data.records import ENDED, ItemRecord, RunRecord, run_id_problem
 from memgauge.errors import DataError, Problem, UsageError
 from memgauge.store import item_rows
 from memgauge.store.headline import headline
@@ -96,10 +96,6 @@ class _Entry(Model):
     tasks: list[_Task] = Field(default_factory=list)
     usage: dict[str, BundleUsage] = Field(default_factory=dict)
     run_failures: list[_Failure] = Field(default_factory=list)
-
-
-#: the statuses of a run that has ended: what a bundle holds
-ENDED = ("completed", "failed", "cancelled")
 
 
 def export_bundle(store: Any, run_ids: Sequence[str]) -> dict[str, Any]:

@@ -45,6 +45,7 @@ __all__ = [
     "open_read_only",
     "read",
     "schema_problem",
+    "sqlite_problem",
     "unreachable",
     "upgrade",
     "upgrade_store",
@@ -146,6 +147,13 @@ def locked(url: StoreURL, exc: sa.exc.DBAPIError) -> UnavailableError | None:
         " process is done, run the command again, or finish a run with `--resume RUN_ID`"
         " (see `memgauge runs list`)"
     )
+
+
+def sqlite_problem(url: StoreURL, exc: sa.exc.DBAPIError) -> UsageError | UnavailableError | None:
+    """What a SQLite store's error met while opening or migrating it becomes: a damaged file
+    (exit 2, `damaged`) or a lock held past the busy timeout (exit 3, `locked`); None for any
+    other error."""
+    return damaged(url, exc) or locked(url, exc)
 
 
 @contextmanager
@@ -278,7 +286,7 @@ def upgrade(engine: sa.Engine, url: StoreURL, *, cached: bool = True) -> list[st
             delay = min(delay * 2, 0.1)
     except sa.exc.DBAPIError as exc:
         if url.is_sqlite:
-            bad = damaged(url, exc)
+            bad = sqlite_problem(url, exc)
             if bad is not None:
                 raise bad from None
             raise

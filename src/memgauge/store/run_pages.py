@@ -393,8 +393,9 @@ class RunReader(SuiteRunStore):
     ) -> list[dict[str, Any]]:
         """Each optimization with candidate runs that pass the same filters as
         `runs_overview`, the newest first: the study (suite, objective, subject, strategy,
-        status), how many of its runs pass, how many of those are still going or failed, and
-        the newest one's creation time."""
+        status), how many of its runs pass, how many of those are failed or say they are going
+        (`n_live`: queued or running as stored; the runs page counts those whose owner is not
+        gone, `going_candidates`), and the newest one's creation time."""
         clauses, args = _run_filters(suite, status, kind)
         args["limit"] = limit
         where = "".join(f" AND {c}" for c in clauses)
@@ -423,6 +424,23 @@ class RunReader(SuiteRunStore):
             "n_failed",
             "created_at",
         )
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def going_candidates(
+        self, *, suite: str | None = None, status: str | None = None, kind: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The candidate runs `study_groups` counts as going (`n_live`: queued or running),
+        each with its study and what `liveness` reads of it (its owner may be gone)."""
+        clauses, args = _run_filters(suite, status, kind)
+        where = "".join(f" AND {c}" for c in clauses)
+        rows = self._sql(
+            "SELECT DISTINCT o.study_id, r.run_id, r.status, r.pid, r.host, r.pid_start,"
+            " r.heartbeat_at FROM suite_runs r"
+            " JOIN optimization_iterations o ON o.run_id = r.run_id"
+            f" WHERE r.status IN ('queued', 'running'){where}",
+            args,
+        )
+        keys = ("study_id", "run_id", "status", "pid", "host", "pid_start", "heartbeat_at")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def _grouped(self, table: str, column: str, run_ids: Sequence[str]) -> dict[str, list[str]]:

@@ -21,7 +21,14 @@ import sqlalchemy as sa
 from memgauge._util.clock import utc_now
 from memgauge._util.redact import redact
 from memgauge.data.facts import IrPipeline, IrView
-from memgauge.data.records import USAGE_COUNTERS, ItemRecord, RunPlan, RunRecord, RunSummary
+from memgauge.data.records import (
+    ENDED,
+    USAGE_COUNTERS,
+    ItemRecord,
+    RunPlan,
+    RunRecord,
+    RunSummary,
+)
 from memgauge.store import bundle, compared_rows, item_rows
 from memgauge.store.base import Store
 from memgauge.store.dialect import upsert
@@ -298,7 +305,7 @@ class SuiteRunStore(OptimizationHistory, Store):
         """Per kind of run, the newest run that ended, completed or not (failed, cancelled; of
         `suite` when given): kind -> (run id, status, reason or '')."""
         r = runs_t.c
-        ended = (r.status.in_(("completed", "failed", "cancelled")),)
+        ended = (r.status.in_(ENDED),)
         return {
             kind: (row[0], row[1], row[2] or "")
             for kind, row in self._latest_by_kind(suite, ended, r.status, r.reason).items()

@@ -140,10 +140,13 @@ class _Views:
         with self._reader() as reader:
             rows = reader.runs_overview(suite=suite, status=status, kind=kind, candidates=show)
             groups = reader.study_groups(suite=suite, status=status, kind=kind)
+            going = reader.going_candidates(suite=suite, status=status, kind=kind)
             choices = reader.choices()
         for r in rows:
             r["duration"] = duration(r["started_at"], r["finished_at"])
             r["stale"] = stale_reason(r)
+        for g in groups:  # a candidate whose owner is gone is not going, as a run of its own
+            g["n_live"] = sum(c["study_id"] == g["study_id"] and is_live(c) for c in going)
         live = any(is_live(r) for r in rows) or any(g["n_live"] for g in groups)
         return _page(
             render(
