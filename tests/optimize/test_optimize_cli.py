@@ -747,3 +747,26 @@ def test_a_second_ctrl_c_while_the_study_is_recorded_as_cancelled_is_ignored(
     (study,) = api.optimizations(store=db)
     assert study["status"] == "cancelled"
     assert "continue it with `memgauge optimize --resume" in capsys.readouterr().err
+
+
+def test_the_best_is_not_written_over_the_suite_or_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--write-best` over the optimized suite replaced it (a resume then said "the suite
+    changed"), and over the store's own file replaced every run and study with a YAML
+    file. Both are refused (exit 2, naming what the path is), and both files are kept."""
+    monkeypatch.chdir(tmp_path)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "2", "--json"]
+    code, study = _json_run(argv, capsys)
+    assert code == 0
+    suite_text, db_bytes = path.read_text(), db.read_bytes()
+    for into, what in (("suite.yaml", "the suite it optimized"), (str(db), "the results store")):
+        flags = ["--write-best", into, "--store", f"sqlite:///{db}"]
+        assert main(["optimize", "show", study["id"], *flags]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"--write-best {into}: is {what}" in err, err
+    assert path.read_text() == suite_text
+    assert db.read_bytes() == db_bytes
