@@ -770,3 +770,26 @@ def test_the_best_is_not_written_over_the_suite_or_the_store(
         assert f"--write-best {into}: is {what}" in err, err
     assert path.read_text() == suite_text
     assert db.read_bytes() == db_bytes
+
+
+def test_a_resume_from_a_suite_not_there_names_the_path_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`optimize SUITE --resume ID` with a SUITE not there (or a directory) said the study
+    "was started from SUITE", a path it never read: the path given is named as given."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    capsys.readouterr()
+    for given, said in (
+        (tmp_path / "typo.yaml", "no such suite file"),
+        (tmp_path, "not a regular file"),
+    ):
+        assert main(["optimize", str(given), "--resume", sid, "--store", str(db)]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"{given}: {said}" in err, err
+        assert "was started from" not in err
+    (study,) = api.optimizations(store=db)
+    assert study["suite_path"] == str(path)
