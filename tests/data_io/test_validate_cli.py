@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -392,3 +393,32 @@ def test_one_record_is_counted_in_the_singular(
     path.write_text('[{"query_id": "q1", "memory_id": "m1", "grade": 2}]\n')
     assert main(["validate", str(path)]) == 0
     assert "(judgments: 1 record)" in capsys.readouterr().out
+
+
+def test_write_path_files_of_one_say_their_counts_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """validate said '1 extraction cases, 1 expected facts' and '1 memory-operation cases',
+    and `memgauge extraction` 'extractor: 1 cases', where every other count of one is said in
+    the singular."""
+    conversation = [{"role": "user", "content": "I drink tea."}]
+    one = {"id": "c1", "conversation": conversation, "expected_facts": [{"content": "Drinks tea"}]}
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps({"cases": [one]}))
+    merge = {
+        "id": "m1",
+        "existing": [{"id": "a", "content": "Drinks tea"}],
+        "incoming": {"content": "Drinks tea"},
+        "expected": {"action": "NOOP"},
+    }
+    ops = tmp_path / "ops.json"
+    ops.write_text(json.dumps({"cases": [merge]}))
+    assert main(["validate", str(cases), "--kind", "extraction"]) == 0
+    assert "(extraction: 1 extraction case, 1 expected fact)" in capsys.readouterr().out
+    assert main(["validate", str(ops), "--kind", "operations"]) == 0
+    assert "(operations: 1 memory-operation case)" in capsys.readouterr().out
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(json.dumps({"case_id": "c1", "output": ["Drinks tea"]}) + "\n")
+    argv = ["extraction", str(cases), "--outputs", str(trace), "--match", "exact", "--no-store"]
+    assert main(argv) == 0
+    assert "extractor: 1 case, 1 scored, 0 failed" in " ".join(capsys.readouterr().out.split())
