@@ -793,3 +793,31 @@ def test_a_resume_from_a_suite_not_there_names_the_path_given(
         assert "was started from" not in err
     (study,) = api.optimizations(store=db)
     assert study["suite_path"] == str(path)
+
+
+def test_the_best_is_written_beside_the_suite_whose_paths_it_keeps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--write-best elsewhere/best.yaml` wrote a suite whose `dataset: items.jsonl` is the
+    optimized suite's, relative to it, and said "`memgauge run elsewhere/best.yaml` gives that
+    score": that run was exit 2, "items.jsonl does not exist". A file in another directory
+    than the suite's is refused, naming where to write it; nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in _items()))
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    block = {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1}
+    path = _suite(tmp_path, agent, block, items=None, dataset="items.jsonl")
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "2", "--json"]
+    code, study = _json_run(argv, capsys)
+    assert code == 0
+    elsewhere = tmp_path / "elsewhere" / "best.yaml"
+    flags = ["--write-best", str(elsewhere), "--store", str(db)]
+    assert main(["optimize", "show", study["id"], *flags]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--write-best {elsewhere}: write it beside the suite it optimized, in {tmp_path}" in err
+    assert not elsewhere.parent.exists()
+    flags = ["--write-best", "best.yaml", "--store", str(db)]
+    assert main(["optimize", "show", study["id"], *flags]) == 0
+    capsys.readouterr()
+    assert main(["run", "best.yaml", "--store", str(db)]) == 0

@@ -139,14 +139,22 @@ def optimization_best_suite(
 
 
 def _refuse_inputs(into: Path, suite_path: str | None, store_file: Path | None) -> None:
-    """UsageError when `into` names the study's suite or the store's file: writing the best
-    there would replace what the study read, or every run and study, with a YAML file."""
+    """UsageError when `into` names the study's suite or the store's file (writing the best
+    there would replace what the study read, or every run and study, with a YAML file), or a
+    file in another directory than the suite's: its relative paths (datasets, a python:
+    target's module) are the suite's, so `memgauge run` of it elsewhere would not find them."""
     for what, kept in (("the suite it optimized", suite_path), ("the results store", store_file)):
         if kept is not None and into.resolve() == Path(kept).resolve():
             raise UsageError(
                 f"{argument('write_best', into)}: is {what} ({kept}); give another file, "
                 "e.g. best.yaml beside the suite"
             )
+    beside = Path(suite_path).resolve().parent if suite_path is not None else None
+    if beside is not None and into.resolve().parent != beside:
+        raise UsageError(
+            f"{argument('write_best', into)}: write it beside the suite it optimized, in "
+            f"{beside} (e.g. {beside / 'best.yaml'}): its relative paths are the suite's"
+        )
 
 
 def optimization_diff(study_id: str, a: str, b: str, *, store: Where = None) -> dict[str, Any]:
