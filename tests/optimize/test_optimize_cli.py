@@ -821,3 +821,10 @@ def test_the_best_is_written_beside_the_suite_whose_paths_it_keeps(
     assert main(["optimize", "show", study["id"], *flags]) == 0
     capsys.readouterr()
     assert main(["run", "best.yaml", "--store", str(db)]) == 0
+    # the suite moved with its data since: where it is now is not known, so not checked
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    for name in ("suite.yaml", "items.jsonl"):
+        (tmp_path / name).rename(moved / name)
+    flags = ["--write-best", str(moved / "best.yaml"), "--store", str(db)]
+    assert main(["optimize", "show", study["id"], *flags]) == 0

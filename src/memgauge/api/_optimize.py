@@ -149,8 +149,10 @@ def _refuse_inputs(into: Path, suite_path: str | None, store_file: Path | None) 
                 f"{argument('write_best', into)}: is {what} ({kept}); give another file, "
                 "e.g. best.yaml beside the suite"
             )
-    beside = Path(suite_path).resolve().parent if suite_path is not None else None
-    if beside is not None and into.resolve().parent != beside:
+    if suite_path is None or not Path(suite_path).is_file():
+        return  # a suite moved since the study last read it may be anywhere: not checked
+    beside = Path(suite_path).resolve().parent
+    if into.resolve().parent != beside:
         raise UsageError(
             f"{argument('write_best', into)}: write it beside the suite it optimized, in "
             f"{beside} (e.g. {beside / 'best.yaml'}): its relative paths are the suite's"
