@@ -140,6 +140,25 @@ def test_a_doubled_operator_is_refused_before_a_store_is_written(
         api.requirement("Recall@5<=", 0.5, where="threshold")
 
 
+@pytest.mark.parametrize("target", ["Recall@5@3=0.5", "lexical/nDCG@10@10=0.5", "P@5@=0.5"])
+def test_a_measure_with_two_cutoffs_is_refused_before_a_store_is_written(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`Recall@5@3` was a measure of that name, refused only once every item had run ("no
+    such measure in this run", the run recorded); the pytest plug-in's thresholds and gate
+    --measure alike. An IR measure's name with a second '@' is refused up front."""
+    db = tmp_path / "new.db"
+    code = main([*_commands(tmp_path)["evaluate"], "--store", str(db), "--fail-under", target])
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    name = target.split("/")[-1].removesuffix("=0.5")
+    assert f"--fail-under {target!r}: measure {name!r}: " in err, err
+    assert "is not a cutoff (@K, a whole number from 1)" in err
+    assert not db.exists()
+    with pytest.raises(UsageError, match=r"^threshold: measure 'Recall@5@3': Recall is a measure"):
+        api.requirement("Recall@5@3", 0.5, where="threshold")
+
+
 @pytest.mark.parametrize(
     ("target", "says"),
     [
