@@ -381,6 +381,8 @@ MD_SAMPLES += ["<http://a.b>", "a\\", "#1", "# h", "- a", "+ b", "1. x", "2) y",
 MD_SAMPLES += ["<!-- c -->", "][", "---", "--", "===", "+", "support bot #", "v2 ##", "#"]
 MD_SAMPLES += ["a # b #"]
 MD_SAMPLES += ["-0.5", "+0.000", "1.5", "x#"]
+# a name that starts `[LABEL]`: in `- {name}: n/a` a link reference definition, the line gone
+MD_SAMPLES += ["[x]", "[x]: y", "[^1]"]
 
 
 def _md_blocks(md: str) -> list[tuple[str, str]]:
