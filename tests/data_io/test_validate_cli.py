@@ -107,6 +107,10 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "labels_missing_label.jsonl": (2, "a human label is needed"),
     "extraction_replaces_unknown.json": (None, "which is not in existing_memory"),
     "extraction_duplicate_fact.json": (None, "expected fact 'drinks  tea' repeats 'Drinks tea'"),
+    "extraction_blank_fact.json": (
+        None,
+        "[0].expected_facts.1.content: the expected fact is blank: give its text, or remove it",
+    ),
     "extraction_duplicate_fact_nfd.json": (
         None,
         "expected fact 'lives in Zu\u0308rich ' repeats 'Lives in Z\u00fcrich' (the same text "

@@ -393,6 +393,13 @@ class ExpectedFact(_Model):
         "be gone from the output.",
     )
 
+    @field_validator("content")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():  # no extractor can produce it: each would be charged a miss
+            raise ValueError("the expected fact is blank: give its text, or remove it")
+        return value
+
 
 class ExtractionCase(_Model):
     """One fact-extraction case (seed 001): a memory, a conversation, and what the memory
