@@ -322,3 +322,18 @@ def test_a_name_holding_a_slash_is_named_by_fail_under_and_gate() -> None:
         assert ref.text() == text
         requirement = parse_fail_under(f"{text}=0.1")
         assert [m for m in (mine, other, plain) if requirement.matches(m)] == named, text
+
+
+@pytest.mark.parametrize("command", ["operations", "evaluate"])
+def test_a_junit_file_over_the_results_store_is_refused_before_the_run(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`operations CASES --store r.db --junit r.db` recorded the run, then wrote the JUnit XML
+    over the store (exit 0): every run in it lost; `run` and the other evaluating commands
+    alike. Exit 2 before the run; nothing written."""
+    db = tmp_path / "r.db"
+    code = main([*_commands(tmp_path)[command], "--store", str(db), "--junit", str(db)])
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"the results store and --junit both name {db}" in err, err
+    assert not db.exists()
