@@ -384,7 +384,7 @@ MD_SAMPLES += ["<!-- c -->", "][", "---", "--", "===", "+", "support bot #", "v2
 MD_SAMPLES += ["a # b #"]
 MD_SAMPLES += ["-0.5", "+0.000", "1.5", "x#"]
 # a name that starts `[LABEL]`: in `- {name}: n/a` a link reference definition, the line gone
-MD_SAMPLES += ["[x]", "[x]: y", "[^1]"]
+MD_SAMPLES += ["[x]", "[x]: y", "[^1]", "[0.1, 0.9] (n=4)"]
 
 
 def _md_blocks(md: str) -> list[tuple[str, str]]:
