@@ -4,6 +4,7 @@ anything (a store) is written."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -337,3 +338,29 @@ def test_a_junit_file_over_the_results_store_is_refused_before_the_run(
     err = " ".join(capsys.readouterr().err.split())
     assert f"the results store and --junit both name {db}" in err, err
     assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs", "export", "RUN", "--out", "STORE"],
+        ["runs", "export", "RUN", "--format", "csv", "--out", "STORE"],
+        ["report", "RUN", "--out", "STORE"],
+    ],
+    ids=["export-json", "export-csv", "report"],
+)
+def test_no_report_or_export_replaces_a_sqlite_store(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs export ID --out r.db --store r.db` wrote the run's JSON over the store it read
+    (exit 0, 'wrote r.db'), every run lost; a report alike. A file that holds a SQLite
+    database is never replaced by what memgauge writes: exit 2, the store kept."""
+    db = tmp_path / "r.db"
+    assert main([*_commands(tmp_path)["operations"], "--store", str(db), "--json"]) in (0, 1)
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    kept = db.read_bytes()
+    argv = [{"RUN": run_id, "STORE": str(db)}.get(a, a) for a in command]
+    assert main([*argv, "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"cannot use {db}: it holds a SQLite database (a results store?)" in err, err
+    assert db.read_bytes() == kept
