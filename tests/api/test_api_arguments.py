@@ -211,9 +211,9 @@ def test_score_trec_run_takes_paths_as_text_and_measures_by_name() -> None:
 @pytest.mark.parametrize(
     ("n", "sigma", "says"),
     [
-        (10**30, 0.15, "n 1000000000000000000000000000000 is more than 2,147,483,647 queries"),
-        (20, float("nan"), "sigma nan is no finite number"),
-        (20, float("inf"), "sigma inf is no finite number"),
+        (10**30, 0.15, "n=1000000000000000000000000000000 is more than 2,147,483,647 queries"),
+        (20, float("nan"), "sigma=nan is no finite number"),
+        (20, float("inf"), "sigma=inf is no finite number"),
     ],
 )
 def test_minimum_detectable_effect_refuses_what_no_test_has(

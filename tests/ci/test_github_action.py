@@ -617,3 +617,16 @@ def test_the_install_input_memgauge_is_the_actions_own_checkout(
     assert done.returncode == 2, done.stderr  # then the suite: bad input, as usual
     words = calls.read_text().splitlines()
     assert words == ["install", "--quiet", f"{ROOT}[X,postgres]", "my-memory==1.0", str(ROOT)]
+
+
+def test_a_body_file_that_is_not_utf8_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A body file in Latin-1 (`café` as the byte 0xE9) ended in a UnicodeDecodeError
+    traceback (exit 1, as if GitHub had refused the comment): exit 2, the file and the byte
+    named, before any call to GitHub."""
+    body = tmp_path / "gate.md"
+    body.write_bytes(b"caf\xe9\n")
+    assert github_main(["comment", "--body-file", str(body)], {}) == 2
+    err = capsys.readouterr().err
+    assert f"error: --body-file {body}: not UTF-8 text (byte 0xe9 at offset 3)" in err, err

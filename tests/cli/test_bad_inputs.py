@@ -759,8 +759,16 @@ def test_a_side_file_under_a_file_is_refused_before_the_run(
         (["--run-out", "{t}/r.txt", "--run-json", "{t}/r.txt"], "--run-out and --run-json both"),
         (["--out", "{t}/rep", "--run-out", "{t}/rep"], "--out and --run-out both name"),
         (["--run-out", "{t}/j.xml", "--junit", "{t}/j.xml"], "--run-out and --junit both name"),
+        (["--run-json", "{t}/store.db"], "the results store and --run-json both name"),
     ],
-    ids=["empty-run-out", "empty-out", "run-out-is-run-json", "run-out-is-out", "run-out-is-junit"],
+    ids=[
+        "empty-run-out",
+        "empty-out",
+        "run-out-is-run-json",
+        "run-out-is-out",
+        "run-out-is-junit",
+        "run-json-is-the-store",
+    ],
 )
 def test_output_options_that_name_nothing_or_the_same_path_are_refused_before_the_run(
     options: list[str],

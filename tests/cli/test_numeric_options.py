@@ -195,13 +195,13 @@ def test_a_sample_size_beyond_counting_is_exit_2(
     [
         (
             ["--delta", "0.1", "--sigma", "1e-320"],
-            "delta 0.1 is inf times sigma 1e-320: past 1e+150",
+            "--delta 0.1 is inf times --sigma 1e-320: past 1e+150",
         ),
-        (["--delta", "1e300", "--sigma", "1e-300"], "is inf times sigma 1e-300"),
-        (["--delta", "0.1", "--sigma", "1e-200"], "delta 0.1 is 1e+199 times sigma 1e-200"),
+        (["--delta", "1e300", "--sigma", "1e-300"], "is inf times --sigma 1e-300"),
+        (["--delta", "0.1", "--sigma", "1e-200"], "--delta 0.1 is 1e+199 times --sigma 1e-200"),
         (
             ["--delta", "1e-320", "--sigma", "1e-320", "--per-group", "10"],
-            "sigma 1e-320 is below 2.23e-308, the smallest normal double",
+            "--sigma 1e-320 is below 2.23e-308, the smallest normal double",
         ),
     ],
 )

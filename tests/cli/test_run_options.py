@@ -4,6 +4,7 @@ anything (a store) is written."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,25 @@ def test_a_doubled_operator_is_refused_before_a_store_is_written(
     assert not db.exists()
     with pytest.raises(UsageError, match=r"threshold: 'Recall@5<=' ends in an operator"):
         api.requirement("Recall@5<=", 0.5, where="threshold")
+
+
+@pytest.mark.parametrize("target", ["Recall@5@3=0.5", "lexical/nDCG@10@10=0.5", "P@5@=0.5"])
+def test_a_measure_with_two_cutoffs_is_refused_before_a_store_is_written(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`Recall@5@3` was a measure of that name, refused only once every item had run ("no
+    such measure in this run", the run recorded); the pytest plug-in's thresholds and gate
+    --measure alike. An IR measure's name with a second '@' is refused up front."""
+    db = tmp_path / "new.db"
+    code = main([*_commands(tmp_path)["evaluate"], "--store", str(db), "--fail-under", target])
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    name = target.split("/")[-1].removesuffix("=0.5")
+    assert f"--fail-under {target!r}: measure {name!r}: " in err, err
+    assert "is not a cutoff (@K, a whole number from 1)" in err
+    assert not db.exists()
+    with pytest.raises(UsageError, match=r"^threshold: measure 'Recall@5@3': Recall is a measure"):
+        api.requirement("Recall@5@3", 0.5, where="threshold")
 
 
 @pytest.mark.parametrize(
@@ -303,3 +323,44 @@ def test_a_name_holding_a_slash_is_named_by_fail_under_and_gate() -> None:
         assert ref.text() == text
         requirement = parse_fail_under(f"{text}=0.1")
         assert [m for m in (mine, other, plain) if requirement.matches(m)] == named, text
+
+
+@pytest.mark.parametrize("command", ["operations", "evaluate"])
+def test_a_junit_file_over_the_results_store_is_refused_before_the_run(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`operations CASES --store r.db --junit r.db` recorded the run, then wrote the JUnit XML
+    over the store (exit 0): every run in it lost; `run` and the other evaluating commands
+    alike. Exit 2 before the run; nothing written."""
+    db = tmp_path / "r.db"
+    code = main([*_commands(tmp_path)[command], "--store", str(db), "--junit", str(db)])
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"the results store and --junit both name {db}" in err, err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs", "export", "RUN", "--out", "STORE"],
+        ["runs", "export", "RUN", "--format", "csv", "--out", "STORE"],
+        ["report", "RUN", "--out", "STORE"],
+    ],
+    ids=["export-json", "export-csv", "report"],
+)
+def test_no_report_or_export_replaces_a_sqlite_store(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs export ID --out r.db --store r.db` wrote the run's JSON over the store it read
+    (exit 0, 'wrote r.db'), every run lost; a report alike. A file that holds a SQLite
+    database is never replaced by what memgauge writes: exit 2, the store kept."""
+    db = tmp_path / "r.db"
+    assert main([*_commands(tmp_path)["operations"], "--store", str(db), "--json"]) in (0, 1)
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    kept = db.read_bytes()
+    argv = [{"RUN": run_id, "STORE": str(db)}.get(a, a) for a in command]
+    assert main([*argv, "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"cannot use {db}: it holds a SQLite database (a results store?)" in err, err
+    assert db.read_bytes() == kept

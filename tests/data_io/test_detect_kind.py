@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -285,7 +286,7 @@ def test_ranx_json_is_a_qrels_or_a_run_whatever_its_name(
     assert (detect_kind(run), detect_kind(qrels)) == ("run", "qrels")
     code, out = _validate(capsys, str(run), str(qrels))
     assert code == 0, out
-    assert "(run: 3 queries, 9 results; it fits qrels as well: --kind qrels" in out
+    assert "(run: 3 queries, 9 results)" in out  # a score of 0.5 is no grade
     assert "(qrels: 3 queries, 6 judgments; it fits run as well: --kind run" in out
     ints = tmp_path / "run.json"  # a run whose scores are integers: its name says run
     ints.write_text('{"q1": {"d1": 3, "d2": 2}}')
@@ -293,6 +294,31 @@ def test_ranx_json_is_a_qrels_or_a_run_whatever_its_name(
     subject = tmp_path / "subject.json"  # another kind's name outweighs the shape
     subject.write_text('{"lexical": {"candidates": 50}}')
     assert detect_kind(subject) == "subject"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"q1": {"d1": 0.5, "d2": 2}}',  # a run: a qrels grade is an integer
+        '{"q1": {"d1": 1.0}}',
+        '{"q1": {"d1": 3, "d2": 2}}',  # qrels, or a run whose scores are integers
+        '{"id": "x1", "text": "Deploys go out on Tuesdays"}\n',
+    ],
+)
+def test_the_other_reading_a_note_offers_reads_the_file(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """validate said a ranx run of scores like 0.5 "fits qrels as well: --kind qrels", and
+    --kind qrels then refused it (a grade must be an integer): a note offers only a reading
+    that reads the file, and that reading, as written, does."""
+    path = tmp_path / ("notes.jsonl" if text.endswith("\n") else "scores.json")
+    path.write_text(text)
+    code, out = _validate(capsys, str(path))
+    assert code == 0, out
+    for other in re.findall(r"it fits \w+ as well: --kind (\w+)", out):
+        code, again = _validate(capsys, str(path), "--kind", other)
+        assert code == 0, again
+        assert f"({other}: " in again
 
 
 @pytest.mark.parametrize(

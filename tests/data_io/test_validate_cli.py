@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -108,6 +109,15 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "labels_missing_label.jsonl": (2, "a human label is needed"),
     "extraction_replaces_unknown.json": (None, "which is not in existing_memory"),
     "extraction_duplicate_fact.json": (None, "expected fact 'drinks  tea' repeats 'Drinks tea'"),
+    "extraction_blank_fact.json": (
+        None,
+        "[0].expected_facts.1.content: the expected fact is blank: give its text, or remove it",
+    ),
+    "extraction_duplicate_fact_nfd.json": (
+        None,
+        "expected fact 'lives in Zu\u0308rich ' repeats 'Lives in Z\u00fcrich' (the same text "
+        "in another Unicode form: one writes an accent as a combining mark)",
+    ),
     "operations_missing_expected.json": (None, "[0].expected: required field is missing"),
     "suite_ingest_text.yaml": (8, "tasks.0.ingest: give true or false, not a text (got 'no')"),
     "suite_misspelt_kwargs.yaml": (
@@ -390,3 +400,32 @@ def test_one_record_is_counted_in_the_singular(
     path.write_text('[{"query_id": "q1", "memory_id": "m1", "grade": 2}]\n')
     assert main(["validate", str(path)]) == 0
     assert "(judgments: 1 record)" in capsys.readouterr().out
+
+
+def test_write_path_files_of_one_say_their_counts_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """validate said '1 extraction cases, 1 expected facts' and '1 memory-operation cases',
+    and `memgauge extraction` 'extractor: 1 cases', where every other count of one is said in
+    the singular."""
+    conversation = [{"role": "user", "content": "I drink tea."}]
+    one = {"id": "c1", "conversation": conversation, "expected_facts": [{"content": "Drinks tea"}]}
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps({"cases": [one]}))
+    merge = {
+        "id": "m1",
+        "existing": [{"id": "a", "content": "Drinks tea"}],
+        "incoming": {"content": "Drinks tea"},
+        "expected": {"action": "NOOP"},
+    }
+    ops = tmp_path / "ops.json"
+    ops.write_text(json.dumps({"cases": [merge]}))
+    assert main(["validate", str(cases), "--kind", "extraction"]) == 0
+    assert "(extraction: 1 extraction case, 1 expected fact)" in capsys.readouterr().out
+    assert main(["validate", str(ops), "--kind", "operations"]) == 0
+    assert "(operations: 1 memory-operation case)" in capsys.readouterr().out
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(json.dumps({"case_id": "c1", "output": ["Drinks tea"]}) + "\n")
+    argv = ["extraction", str(cases), "--outputs", str(trace), "--match", "exact", "--no-store"]
+    assert main(argv) == 0
+    assert "extractor: 1 case, 1 scored, 0 failed" in " ".join(capsys.readouterr().out.split())

@@ -833,3 +833,84 @@ def test_a_holdout_of_one_item_reads_1_item(
     assert "1 items" not in page
     assert "held-out split (1 item)" in page
     assert "paired Δ (best - baseline), 1 item<" in page
+
+
+def test_the_best_is_not_written_over_the_suite_or_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--write-best` over the optimized suite replaced it (a resume then said "the suite
+    changed"), and over the store's own file replaced every run and study with a YAML
+    file. Both are refused (exit 2, naming what the path is), and both files are kept."""
+    monkeypatch.chdir(tmp_path)
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "2", "--json"]
+    code, study = _json_run(argv, capsys)
+    assert code == 0
+    suite_text, db_bytes = path.read_text(), db.read_bytes()
+    for into, what in (("suite.yaml", "the suite it optimized"), (str(db), "the results store")):
+        flags = ["--write-best", into, "--store", f"sqlite:///{db}"]
+        assert main(["optimize", "show", study["id"], *flags]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"--write-best {into}: is {what}" in err, err
+    assert path.read_text() == suite_text
+    assert db.read_bytes() == db_bytes
+
+
+def test_a_resume_from_a_suite_not_there_names_the_path_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`optimize SUITE --resume ID` with a SUITE not there (or a directory) said the study
+    "was started from SUITE", a path it never read: the path given is named as given."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    capsys.readouterr()
+    for given, said in (
+        (tmp_path / "typo.yaml", "no such suite file"),
+        (tmp_path, "not a regular file"),
+    ):
+        assert main(["optimize", str(given), "--resume", sid, "--store", str(db)]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"{given}: {said}" in err, err
+        assert "was started from" not in err
+    (study,) = api.optimizations(store=db)
+    assert study["suite_path"] == str(path)
+
+
+def test_the_best_is_written_beside_the_suite_whose_paths_it_keeps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--write-best elsewhere/best.yaml` wrote a suite whose `dataset: items.jsonl` is the
+    optimized suite's, relative to it, and said "`memgauge run elsewhere/best.yaml` gives that
+    score": that run was exit 2, "items.jsonl does not exist". A file in another directory
+    than the suite's is refused, naming where to write it; nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in _items()))
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    block = {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1}
+    path = _suite(tmp_path, agent, block, items=None, dataset="items.jsonl")
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "2", "--json"]
+    code, study = _json_run(argv, capsys)
+    assert code == 0
+    elsewhere = tmp_path / "elsewhere" / "best.yaml"
+    flags = ["--write-best", str(elsewhere), "--store", str(db)]
+    assert main(["optimize", "show", study["id"], *flags]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--write-best {elsewhere}: write it beside the suite it optimized, in {tmp_path}" in err
+    assert not elsewhere.parent.exists()
+    flags = ["--write-best", "best.yaml", "--store", str(db)]
+    assert main(["optimize", "show", study["id"], *flags]) == 0
+    capsys.readouterr()
+    assert main(["run", "best.yaml", "--store", str(db)]) == 0
+    # the suite moved with its data since: where it is now is not known, so not checked
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    for name in ("suite.yaml", "items.jsonl"):
+        (tmp_path / name).rename(moved / name)
+    flags = ["--write-best", str(moved / "best.yaml"), "--store", str(db)]
+    assert main(["optimize", "show", study["id"], *flags]) == 0

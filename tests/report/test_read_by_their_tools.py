@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from tests.helpers import cli_output, last_json
 
 from memgauge.report.escape import md_text
@@ -381,6 +383,8 @@ MD_SAMPLES += ["<http://a.b>", "a\\", "#1", "# h", "- a", "+ b", "1. x", "2) y",
 MD_SAMPLES += ["<!-- c -->", "][", "---", "--", "===", "+", "support bot #", "v2 ##", "#"]
 MD_SAMPLES += ["a # b #"]
 MD_SAMPLES += ["-0.5", "+0.000", "1.5", "x#"]
+# a name that starts `[LABEL]`: in `- {name}: n/a` a link reference definition, the line gone
+MD_SAMPLES += ["[x]", "[x]: y", "[^1]", "[0.1, 0.9] (n=4)"]
 
 
 def _md_blocks(md: str) -> list[tuple[str, str]]:
@@ -409,6 +413,26 @@ def test_md_text_shows_every_character_it_keeps_wherever_it_goes(text: str) -> N
     assert _md_blocks(f"- {escaped}: n/a\n") == [("bullet_list", f"{shown}: n/a")]
     assert _md_blocks(f"para\n{escaped}\n") == [("paragraph", f"para\n{shown}")]
     assert _md_blocks(f"# Memory audit: {escaped}\n") == [("heading", f"Memory audit: {shown}")]
+
+
+#: what Markdown, GFM and HTML read as syntax, and whatever else a name may hold
+_MD_PIECES = st.one_of(
+    st.sampled_from([*"ab #*_-+=`\\|<>[]()!~&;:.09)\t\n>\"'{}^$%@/", "&amp;", "&#42;", "<a>"]),
+    st.sampled_from(["http://x.y", "www.x.y", "a@b.co", "<!--", "-->", "![", "](", "[x]", "1."]),
+    st.sampled_from(["12345678901.", "\u00a0", "\u3000", "\u2028", "\u200b", "e\u0301"]),
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(_MD_PIECES, min_size=1, max_size=12).map("".join))
+def test_md_text_of_any_name_renders_as_the_name(text: str) -> None:
+    """The samples above, and any name made of Markdown's syntax (NUL aside: CommonMark shows
+    it as U+FFFD; a lone `-` is the tables' placeholder): markdown-it renders the escaped
+    text as the text, in a cell, a list item, a paragraph's line and a heading."""
+    shown = _shown(text)
+    assume(shown and shown != "-")
+    test_md_text_shows_every_character_it_keeps_wherever_it_goes(text)
 
 
 def test_a_name_ending_in_hashes_keeps_them_in_the_report_headings(

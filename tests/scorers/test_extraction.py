@@ -513,3 +513,25 @@ def test_a_fact_the_output_holds_twice_is_said_repeated_not_invented(
     assert main(argv) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "TP 0, FP 2, FN 1 · Invented: Likes coffee · Repeated: Likes coffee" in text
+
+
+def test_an_exact_match_sets_the_unicode_form_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--match exact missed 'Lives in Zürich' written with 'ü' as one character (NFC, as a
+    model writes it) against the case's 'u' and a combining mark (NFD, as macOS saves a
+    name), and said the extractor invented the fact it got right: one text, one fact."""
+    cases = tmp_path / "cases.json"
+    case = {
+        "id": "c1",
+        "conversation": [{"role": "user", "content": "I live in Zu\u0308rich."}],
+        "expected_facts": [{"content": "Lives in Zu\u0308rich"}],
+    }
+    cases.write_text(json.dumps({"cases": [case]}))
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(json.dumps({"case_id": "c1", "output": ["Lives in Z\u00fcrich"]}) + "\n")
+    argv = ["extraction", str(cases), "--outputs", str(trace), "--match", "exact", "--no-targets"]
+    assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "TP 1 · FP 0 · FN 0" in text, text
+    assert "Invented" not in text

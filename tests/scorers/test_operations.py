@@ -216,6 +216,9 @@ def test_llm_decider_and_merge_quality_judge_over_http(
     [
         ("operations", "--decider", "flaky_decider:keep_duplicates_out"),
         ("extraction", "--extractor", "extractors:unchanged"),
+        # its second parameter has a default: it was called as a factory with no argument,
+        # and the error said to give `conversation` under kwargs
+        ("extraction", "--extractor", "extractors:unchanged_or_nothing"),
     ],
 )
 def test_a_write_function_given_as_the_target_itself(

@@ -143,7 +143,7 @@ def test_a_one_sided_alpha_of_a_half_or_more_names_alpha(
     """It said `p must be in (0, 0.5)`, the t quantile's own words, naming no option."""
     assert main(["sample-size", "--one-sided", "--alpha", "0.5", *args]) == 2
     err = capsys.readouterr().err
-    assert "one-sided test's alpha must be below 0.5 (got 0.5)" in err
+    assert "--alpha 0.5: a one-sided test's alpha must be below 0.5" in err
     assert "p must be" not in err
 
 
@@ -155,6 +155,14 @@ def test_a_one_sided_alpha_of_a_half_or_more_names_alpha(
         (["--sigma", "0", "--per-group", "5"], "--sigma 0.0: sigma must be positive"),
         (["--power", "1"], "--power 1.0: power must be between 0 and 1 (e.g. 0.8)"),
         (["--alpha", "0"], "--alpha 0.0: alpha must be between 0 and 1 (e.g. 0.05)"),
+        # these named no option, or named it as Python does
+        (["--power", "0.01"], "--power 0.01 must exceed --alpha 0.05: with no effect"),
+        (["--one-sided", "--alpha", "0.5"], "--alpha 0.5: a one-sided test's alpha must be"),
+        (
+            ["--delta", "1e308", "--sigma", "1e-308"],
+            "--delta 1e+308 is inf times --sigma 1e-308: past 1e+150",
+        ),
+        (["--delta", "1e-300"], "detecting --delta 1e-300 at --sigma 0.15 (--alpha 0.05,"),
     ],
 )
 def test_an_option_out_of_range_is_named_with_its_value(

@@ -693,3 +693,23 @@ def test_a_dataset_changed_since_the_baseline_is_a_warning(
     assert "a change may be the data's, not the system's" in warning
     assert "`memgauge gate --accept RUN`" in warning
     assert not [w for w in same["warnings"] if "dataset" in w]
+
+
+def test_a_markdown_summary_over_the_results_store_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gate --markdown r.db --store r.db` wrote the summary over the store (exit 0): every
+    run and gate was gone, the next command said 'not a SQLite database'. Exit 2, the store
+    kept as it was."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    monkeypatch.chdir(tmp_path)
+    db = str(tmp_path / "r.db")
+    for _ in range(2):
+        assert main(["run", str(gated_suite(tmp_path, 6)), "--store", db]) == 0
+    capsys.readouterr()
+    kept = Path(db).read_bytes()
+    for flag in ("--markdown", "--junit"):
+        assert main(["gate", "suite.yaml", "--store", db, flag, "./r.db"]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"the results store and {flag} both name r.db" in err, err
+    assert Path(db).read_bytes() == kept

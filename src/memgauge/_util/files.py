@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -84,6 +85,14 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
         return
     if target.is_symlink():
         target = Path(os.path.realpath(target))
+    if _holds_sqlite(target):
+        # `runs export ID --out r.db --store r.db`: the store it read, every run in it, gone
+        raise FileExistsError(
+            errno.EEXIST,
+            "it holds a SQLite database (a results store?), which nothing memgauge writes "
+            "replaces: give another file",
+            os.fspath(path),
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(target)
     try:
@@ -95,6 +104,19 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+#: the first bytes of every SQLite database file
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _holds_sqlite(path: Path) -> bool:
+    """Whether `path` is a file that starts as a SQLite database does."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
+    except OSError:  # none there (or unreadable: the write names the problem)
+        return False
 
 
 @contextmanager

@@ -104,6 +104,13 @@ def parse_measure_ref(text: str, *, where: str) -> MeasureRef:
             "target: Recall@10=>= 0.6 or Recall@10=0.6 (at least 0.6) with --fail-under, "
             "{'Recall@10': '>= 0.6'} as a threshold"
         )
+    base = name.split("@")[0]
+    if name.count("@") > 1 and (is_measure(base) or is_measure(f"{base}@1")):
+        # `Recall@5@3`: an IR measure with a second cutoff, refused only once the run had ended
+        try:
+            parse_measure(name)
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
     task = parts[-2] if len(parts) >= 2 else None
     subject = "/".join(parts[:-2]) if len(parts) >= 3 else None
     return MeasureRef(name, subject, task)

@@ -250,7 +250,7 @@ class ExtractionAggregate:
                 )
             rows.append(row)
         counts = "; ".join(
-            f"{name}: {counted(s.get('n_cases'), 'case')}, {s.get('n_scored')} scored, {s.get('n_failed')} failed"
+            f"{name}: {counted(s.get('n_cases') or 0, 'case')}, {s.get('n_scored')} scored, {s.get('n_failed')} failed"
             + (f", {s['n_not_run']} not run" if s.get("n_not_run") else "")
             + f" · TP {s.get('tp', 0)} · FP {s.get('fp', 0)} · FN {s.get('fn', 0)}"
             for name, s in subjects.items()

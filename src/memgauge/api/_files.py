@@ -163,13 +163,13 @@ def _extraction(path: Path) -> str:
 
     cases = load_extraction_cases(path)
     facts = sum(len(c.expected_facts) for c in cases)
-    return f"{len(cases)} extraction cases, {facts} expected facts"
+    return f"{counted(len(cases), 'extraction case')}, {counted(facts, 'expected fact')}"
 
 
 def _operations(path: Path) -> str:
     from memgauge.data.io import load_operation_cases
 
-    return f"{len(load_operation_cases(path))} memory-operation cases"
+    return counted(len(load_operation_cases(path)), "memory-operation case")
 
 
 def _items(path: Path) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge.api._store import Where, open_store, read_store
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.optimize import MemoryHistory, diff_iterations, find_study, run_optimization
 from memgauge.optimize import space as spaces
 from memgauge.optimize.config import resolve_config
@@ -105,15 +105,22 @@ def optimization(study_id: str, *, store: Where = None) -> dict[str, Any]:
         return study_json(opened, find_study(opened, study_id))
 
 
-def optimization_best_suite(study_id: str, *, store: Where = None) -> dict[str, Any]:
+def optimization_best_suite(
+    study_id: str, *, store: Where = None, write_best: str | Path | None = None
+) -> dict[str, Any]:
     """The suite the best candidate of an optimization ran, as a suite file writes it: the
     tuned subject with the best's configuration, and the objective's task on the tuning split
     (its `only:`), so `memgauge run` of it gives the study's best score with the same n.
-    Relative paths in it are the suite's, as the study read them."""
+    Relative paths in it are the suite's, as the study read them. `write_best`, the file it
+    is for, is refused when it is the optimized suite or the store's own file."""
     from memgauge.optimize import study_json
 
     with read_store(store) as opened:
-        study = study_json(opened, find_study(opened, study_id))
+        found = find_study(opened, study_id)
+        if write_best is not None:
+            suite_path = (opened.get_study(found) or {}).get("suite_path")
+            _refuse_inputs(Path(write_best), suite_path, opened.path)
+        study = study_json(opened, found)
         best = study.get("best") or {}
         run_id = best.get("run_id")
         if not run_id or best.get("score") is None:
@@ -129,6 +136,27 @@ def optimization_best_suite(study_id: str, *, store: Where = None) -> dict[str, 
         task.pop("optimization", None)
     suite["name"] = study["suite"]
     return suite
+
+
+def _refuse_inputs(into: Path, suite_path: str | None, store_file: Path | None) -> None:
+    """UsageError when `into` names the study's suite or the store's file (writing the best
+    there would replace what the study read, or every run and study, with a YAML file), or a
+    file in another directory than the suite's: its relative paths (datasets, a python:
+    target's module) are the suite's, so `memgauge run` of it elsewhere would not find them."""
+    for what, kept in (("the suite it optimized", suite_path), ("the results store", store_file)):
+        if kept is not None and into.resolve() == Path(kept).resolve():
+            raise UsageError(
+                f"{argument('write_best', into)}: is {what} ({kept}); give another file, "
+                "e.g. best.yaml beside the suite"
+            )
+    if suite_path is None or not Path(suite_path).is_file():
+        return  # a suite moved since the study last read it may be anywhere: not checked
+    beside = Path(suite_path).resolve().parent
+    if into.resolve().parent != beside:
+        raise UsageError(
+            f"{argument('write_best', into)}: write it beside the suite it optimized, in "
+            f"{beside} (e.g. {beside / 'best.yaml'}): its relative paths are the suite's"
+        )
 
 
 def optimization_diff(study_id: str, a: str, b: str, *, store: Where = None) -> dict[str, Any]:

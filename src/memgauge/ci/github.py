@@ -282,7 +282,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     """`comment --body-file FILE [--marker KEY] [--author LOGIN] [--on-error fail|warn]`: 0
     posted (or not a pull request), 1 GitHub refused or could not be reached, or the
     environment lacks the payload, repository or token (`--on-error warn`: a warning
-    annotation and 0), 2 no body file."""
+    annotation and 0), 2 no body file, or one that is not UTF-8."""
     parser = argparse.ArgumentParser(prog="python -m memgauge.ci.github")
     sub = parser.add_subparsers(dest="command", required=True)
     comment = sub.add_parser("comment", help="post or update the sticky pull-request comment")
@@ -306,6 +306,13 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         body = args.body_file.read_text(encoding="utf-8")
     except OSError as exc:
         print(f"error: --body-file {args.body_file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as exc:
+        print(
+            f"error: --body-file {args.body_file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}"
+            f" at offset {exc.start}); give the file `memgauge gate --markdown` wrote",
+            file=sys.stderr,
+        )
         return 2
     try:
         target = target_from_env(os.environ if env is None else env)

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from click.core import ParameterSource
@@ -118,10 +118,17 @@ OUT_DIR = _OutPath("directory")
 OUT_FILE = _OutPath("file")
 
 
-def distinct_outputs(named: Mapping[str, Path | None]) -> None:
+def distinct_outputs(
+    named: Mapping[str, Path | None], *, store: str | Literal[False] | None = False
+) -> None:
     """Exit 2 when two output options (`{flag: path}`, None for one not given) name the same
-    path: the second would overwrite the first's file (or write a file over its directory)."""
+    path: the second would overwrite the first's file (or write a file over its directory);
+    or when one names the results store's file (`store`: the command's --store; False for
+    none), which it would replace with a report, every run in it lost."""
     seen: dict[Path, str] = {}
+    kept = None if store is False else api.results_store(store).path
+    if kept is not None:
+        seen[kept.resolve()] = "the results store"
     for flag, path in named.items():
         if path is None:
             continue

@@ -14,7 +14,7 @@ import click
 
 from memgauge import api
 from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_REPEAT
-from memgauge.cli._common import OUT_FILE, Command, apply_options, store_option
+from memgauge.cli._common import OUT_FILE, Command, apply_options, distinct_outputs, store_option
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import (
@@ -169,6 +169,7 @@ def _run_args(given: dict[str, Any], reports: Reports) -> RunArgs:
     )
     junit = given.pop("junit")
     _junit_apart(junit, given.get("out_dir"), reports(given))
+    distinct_outputs({"--junit": junit}, store=False if no_store else store)
     return RunArgs(options, given.pop("progress"), junit, given.pop("max_failure_rate", None))
 
 

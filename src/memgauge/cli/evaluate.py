@@ -153,8 +153,10 @@ def evaluate(
     Exit codes: 0 done; 1 a --fail-under target missed; 2 bad input; 3 a system or capability
     unavailable; 4 more searches failed than --max-failure-rate allows (a dead system).
     """
+    store = run_args.options.store  # False with --no-store: no file of the store's to keep
     distinct_outputs(
-        {"--out": out_dir, "--run-out": run_out, "--run-json": run_json, "--junit": run_args.junit}
+        {"--out": out_dir, "--run-out": run_out, "--run-json": run_json, "--junit": run_args.junit},
+        store=store if store is None or isinstance(store, str) else False,
     )
     out = console()
     with running(False if quiet else run_args.progress) as bar:

@@ -440,7 +440,7 @@ def show(
 def _write_best(study_id: str, path: Path, store_path: str | None) -> None:
     """The best configuration of a study as a suite file, and what running it gives."""
     data = api.optimization(study_id, store=store_path)
-    suite = api.optimization_best_suite(study_id, store=store_path)
+    suite = api.optimization_best_suite(study_id, store=store_path, write_best=path)
     best = data["best"]
     n = next((len(t["only"].get("items") or []) for t in suite["tasks"] if t.get("only")), None)
     where = f"the {n} items of its tuning split" if n else "its items"

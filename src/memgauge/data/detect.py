@@ -317,8 +317,9 @@ def also_fits(path: Path, kind: str) -> tuple[Kind, ...]:
     found = kinds_by_content(path)
     if len(found) < 2 or found[0] != kind or kind_by_name(path) in found:
         return ()
-    # a weaker reading offered after the first (a TSV of TREC lines as task items) is no tie
-    return tuple(k for k in found[1:] if {kind, k} in _TIES)
+    # a weaker reading offered after the first (a TSV of TREC lines as task items) is no tie,
+    # nor qrels after a run: read as a run, its first score is no integer, so no grade
+    return tuple(k for k in found[1:] if {kind, k} in _TIES and (kind, k) != ("run", "qrels"))
 
 
 def read_as(path: Path, kind: str | None, reader: str) -> Kind | None:

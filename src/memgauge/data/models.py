@@ -7,6 +7,7 @@ are JSON numbers: finite (`FiniteFloat`; no NaN or infinity), and neither string
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -372,7 +373,12 @@ class JudgedOutput(Model):
 
 
 def fact_key(content: str) -> str:
-    """What two expected facts that are one fact share: the text, case and spacing aside."""
+    """What two expected facts that are one fact share: the text, case, spacing and Unicode
+    form aside (`ü` as one character, NFC, or as `u` and a combining mark, NFD)."""
+    return _spaced(unicodedata.normalize("NFC", content))
+
+
+def _spaced(content: str) -> str:
     return " ".join(content.split()).casefold()
 
 
@@ -386,6 +392,13 @@ class ExpectedFact(_Model):
         description="The existing-memory fact it replaces (conflict resolution): that one must "
         "be gone from the output.",
     )
+
+    @field_validator("content")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():  # no extractor can produce it: each would be charged a miss
+            raise ValueError("the expected fact is blank: give its text, or remove it")
+        return value
 
 
 class ExtractionCase(_Model):
@@ -424,8 +437,14 @@ class ExtractionCase(_Model):
         for f in self.expected_facts:
             key = fact_key(f.content)
             if key in seen:
+                form = (
+                    " (the same text in another Unicode form: one writes an accent as a "
+                    "combining mark)"
+                    if _spaced(f.content) != _spaced(seen[key])
+                    else ""
+                )
                 raise ValueError(
-                    f"expected fact {f.content!r} repeats {seen[key]!r}: list each fact once"
+                    f"expected fact {f.content!r} repeats {seen[key]!r}{form}: list each fact once"
                 )
             seen[key] = f.content
         return self

@@ -124,7 +124,7 @@ def run_optimization(
             raise UsageError(
                 f"optimization {study_id} has no suite file to resume from; give it: {again}"
             )
-        if not path.is_file():
+        if suite_path is None and not path.is_file():  # a SUITE given: load_suite names it
             raise UsageError(
                 f"optimization {study_id} was started from {path}, which is not there (moved "
                 f"or deleted): give the suite where it is now, {again} (the same suite: it is "

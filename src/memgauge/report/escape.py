@@ -53,9 +53,12 @@ _MD_EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _MD_LINK = re.compile(r"\](?=[(\[])")
 # at the start, what opens a block on a line of its own (an ATX heading, a bullet or ordered
 # list item, a setext underline or thematic break; a lone `-` is the tables' placeholder for
-# nothing, a block only on a line of its own, where no writer puts a text); at the end, a
-# heading's closing sequence
-_MD_BLOCK_START = re.compile(r"^(?:#|[-+](?=\s)|\+$|=+$|-{2,}$)|^(\d{1,9})([.)])(?=\s|$)")
+# nothing, a block only on a line of its own, where no writer puts a text; a `[LABEL]` that
+# ends the text or is followed by `:`, which in `- {name}: n/a` is a link reference
+# definition, the line gone); at the end, a heading's closing sequence
+_MD_BLOCK_START = re.compile(
+    r"^(?:#|\[(?=[^\]]*\](?::|$))|[-+](?=\s)|\+$|=+$|-{2,}$)|^(\d{1,9})([.)])(?=\s|$)"
+)
 _MD_HEADING_END = re.compile(r"(?:^|(?<=\s))#(?=#*$)")
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _LATEX = str.maketrans(

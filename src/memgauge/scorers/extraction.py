@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -48,8 +49,9 @@ _PUNCT = str.maketrans("", "", string.punctuation)
 
 
 def normalize_fact(text: str) -> str:
-    """Lowercase, without a leading `category:`, punctuation or articles."""
-    text = _CATEGORY.sub("", str(text)).lower().translate(_PUNCT)
+    """Lowercase, without a leading `category:`, punctuation or articles, in one Unicode form
+    (NFC: `ü` as one character, however it was written)."""
+    text = _CATEGORY.sub("", unicodedata.normalize("NFC", str(text))).lower().translate(_PUNCT)
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 

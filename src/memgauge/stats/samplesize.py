@@ -87,11 +87,14 @@ def _check(alpha: float, power: float, two_sided: bool) -> None:
             )
     if not two_sided and alpha >= 0.5:  # the critical value would be 0 or below
         raise ValueError(
-            f"a one-sided test's alpha must be below 0.5 (got {alpha}): at 0.5 it rejects"
-            " whenever the mean difference is positive; give a smaller alpha"
+            f"{argument('alpha', alpha)}: a one-sided test's alpha must be below 0.5: at 0.5 it"
+            " rejects whenever the mean difference is positive; give a smaller alpha"
         )
     if power <= alpha:
-        raise ValueError("power must exceed alpha (with no effect the test rejects at rate alpha)")
+        raise ValueError(
+            f"{argument('power', power)} must exceed {argument('alpha', alpha)}: with no effect"
+            " the test rejects at rate alpha; give a larger power or a smaller alpha"
+        )
 
 
 def sample_size_paired(
@@ -102,7 +105,8 @@ def sample_size_paired(
     _positive("sigma", sigma, "0.15")
     if not delta / sigma <= _MAX_EFFECT:  # inf too
         raise ValueError(
-            f"delta {delta} is {delta / sigma:.3g} times sigma {sigma}: past {_MAX_EFFECT:.0e}"
+            f"{argument('delta', delta)} is {delta / sigma:.3g} times {argument('sigma', sigma)}:"
+            f" past {_MAX_EFFECT:.0e}"
             " sigma no test's power is computed; sigma is the standard deviation of the"
             " per-query differences (e.g. 0.15)"
         )
@@ -114,7 +118,8 @@ def sample_size_paired(
     root = (z_a + z_b) * sigma / delta
     if not abs(root) <= math.sqrt(MAX_N):  # infinite too (alpha so small its quantile is)
         raise ValueError(
-            f"detecting {delta} at sigma {sigma} (alpha {alpha}, power {power}) needs more than"
+            f"detecting {argument('delta', delta)} at {argument('sigma', sigma)}"
+            f" ({argument('alpha', alpha)}, {argument('power', power)}) needs more than"
             f" {MAX_N:,} queries: no test of that size can be run; ask for a larger delta"
         )
     n_normal = max(2, math.ceil(root**2))
@@ -149,16 +154,19 @@ def minimum_detectable_effect(
         raise ValueError("n must be at least 2")
     if n > MAX_N:
         # the noncentral t's series at 1e30 degrees of freedom ran for hours
-        raise ValueError(f"n {n} is more than {MAX_N:,} queries: no test of that size can be run")
+        raise ValueError(
+            f"{argument('n', n, flag='--per-group')} is more than {MAX_N:,} queries: no test of"
+            " that size can be run"
+        )
     _positive("sigma", sigma, "0.15")
     if not math.isfinite(sigma):  # nan: the search for the effect never ended
         raise ValueError(
-            f"sigma {sigma} is no finite number; sigma is the standard deviation of the"
+            f"{argument('sigma', sigma)} is no finite number; sigma is the standard deviation of the"
             " per-query differences (e.g. 0.15)"
         )
     if sigma < sys.float_info.min:  # a subnormal: the search's steps of 1e-9 sigma vanish
         raise ValueError(
-            f"sigma {sigma} is below {sys.float_info.min:.3g}, the smallest normal double;"
+            f"{argument('sigma', sigma)} is below {sys.float_info.min:.3g}, the smallest normal double;"
             " sigma is the standard deviation of the per-query differences (e.g. 0.15)"
         )
     _check(alpha, power, two_sided)

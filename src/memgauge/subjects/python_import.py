@@ -562,23 +562,28 @@ _STARS: dict[inspect._ParameterKind, str] = {
 #: the parameters of the write calls (`extract`, `decide`, `embed`) whose function may be a
 #: `python:` target itself, as well as the object or function a factory returns
 _WRITE_CALLS = (("conversation", "existing_memory"), ("existing", "incoming"), ("texts",))
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
 def _is_write_function(target: Any) -> bool:
-    """Whether `target` is a function (not a class) whose required parameters are exactly a
-    write call's: a factory never needs `existing` and `incoming`."""
+    """Whether `target` is a function (not a class) whose first parameters are a write call's
+    and that needs no other: a factory never takes `existing` and `incoming`. A default on
+    one of them (`existing_memory=None`) or an option after them leaves it a write function."""
     if isinstance(target, type):
         return False
     try:
         sig = inspect.signature(target)
     except (TypeError, ValueError):
         return False
-    required = tuple(
-        p.name
-        for p in sig.parameters.values()
-        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    params = list(sig.parameters.values())
+    positional = tuple(
+        p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     )
-    return required in _WRITE_CALLS
+    required = {p.name for p in params if p.default is p.empty and p.kind not in _VARIADIC}
+    return any(
+        positional[: len(call)] == call and bool(required) and required <= set(call)
+        for call in _WRITE_CALLS
+    )
 
 
 def _refuse_unbindable_factory(target: str, factory: Any, given: dict[str, Any]) -> None:

@@ -25,6 +25,13 @@ def unchanged(conversation: list[Any], existing_memory: list[str]) -> str:
     return "\n".join(f"- {m}" for m in existing_memory)
 
 
+def unchanged_or_nothing(
+    conversation: list[Any], existing_memory: list[str] | None = None, *, bullet: str = "-"
+) -> str:
+    """`unchanged` with the existing memory optional (none: nothing kept) and an option."""
+    return "\n".join(f"{bullet} {m}" for m in existing_memory or ())
+
+
 def make_unchanged() -> Any:
     """A factory returning the function form."""
     return unchanged
