@@ -138,6 +138,7 @@ if TYPE_CHECKING:
     from memgauge.data.io import load_judged as load_judged
     from memgauge.data.io import save_retrieval_dataset
     from memgauge.data.models import SEED_CATEGORIES as SEED_CATEGORIES
+    from memgauge.data.records import ENDED as ENDED
     from memgauge.data.records import ItemRecord as ItemRecord
     from memgauge.data.records import RunRecord as RunRecord
     from memgauge.data.records import RunSummary as RunSummary

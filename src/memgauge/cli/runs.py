@@ -37,7 +37,6 @@ from memgauge.cli._compare import (
     systems_options,
 )
 from memgauge.cli._numbers import integer, number
-from memgauge.data.records import ENDED
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
 from memgauge.report.escape import csv_cell, term
@@ -125,7 +124,7 @@ def _load(store: api.SuiteRunStore, given: str) -> dict[str, Any]:
     run = store.get_run(run_id)
     assert run is not None
     view = run.model_dump()
-    if run.summary is None or run.status not in ENDED:
+    if run.summary is None or run.status not in api.ENDED:
         partial = api.interim_summary(run, store.item_records(run_id), store.usage(run_id))
         view["summary"] = partial.model_dump()
     return view
@@ -230,7 +229,7 @@ def watch(run_id: str, store_path: str | None, interval: float) -> None:
         with Live(console=con, auto_refresh=False, transient=False) as live:
             while True:
                 live.update(Group(_state(run), summary_table(run["summary"])), refresh=True)
-                if run["status"] in ENDED or liveness(run):
+                if run["status"] in api.ENDED or liveness(run):
                     break
                 time.sleep(interval)
                 run = _load(store, run["run_id"])
