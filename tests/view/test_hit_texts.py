@@ -84,3 +84,16 @@ def test_the_html_report_shows_the_hits_texts(run: tuple[Path, Path, str], tmp_p
     out = tmp_path / "report.html"
     cli_output(["report", run_id, "--store", str(db), "--out", str(out)])
     assert f"<td>m1</td><td>{TEXT}</td>" in out.read_text()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv"])
+def test_runs_export_rows_carry_the_hits_texts(run: tuple[Path, Path, str], fmt: str) -> None:
+    _dataset, db, run_id = run
+    out = cli_output(["runs", "export", run_id, "--store", str(db), "--format", fmt])
+    assert TEXT in out
+
+
+def test_a_bundle_keeps_the_run_as_stored(run: tuple[Path, Path, str]) -> None:
+    _dataset, db, run_id = run
+    out = cli_output(["runs", "export", run_id, "--store", str(db), "--format", "bundle"])
+    assert TEXT not in out.split('"items"')[1]

@@ -43,16 +43,21 @@ class HitTexts:
 
     def fill(self, it: ItemRecord) -> ItemRecord:
         """`it` with each hit the store kept without its text given its dataset's text."""
-        known = self.texts.get(it.task)
-        hits = hits_of(it.output)
+        output = self.filled(it.task, it.output)
+        return it if output is it.output else it.model_copy(update={"output": output})
+
+    def filled(self, task: str, output: Any) -> Any:
+        """A retrieval item's `output` of `task` with each hit the store kept without its
+        text given its dataset's text (`output` itself when none is left to give)."""
+        known = self.texts.get(task)
+        hits = hits_of(output)
         if not known or hits is None or all("text" in h for h in hits):
-            return it
+            return output
         filled = [
             h if "text" in h or h.get("id") not in known else {**h, "text": known[str(h["id"])]}
             for h in hits
         ]
-        output: Any = {**it.output, "hits": filled} if isinstance(it.output, Mapping) else filled
-        return it.model_copy(update={"output": output})
+        return {**output, "hits": filled} if isinstance(output, Mapping) else filled
 
 
 def hit_texts(run: RunRecord) -> HitTexts:
