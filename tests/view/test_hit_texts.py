@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+import yaml
 from starlette.testclient import TestClient
 from tests.helpers import cli_output
 
@@ -97,3 +98,33 @@ def test_a_bundle_keeps_the_run_as_stored(run: tuple[Path, Path, str]) -> None:
     _dataset, db, run_id = run
     out = cli_output(["runs", "export", run_id, "--store", str(db), "--format", "bundle"])
     assert TEXT not in out.split('"items"')[1]
+
+
+def test_a_suite_s_dataset_is_found_beside_the_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite names its dataset relative to itself: read back from there, wherever the
+    viewer is started."""
+    where = tmp_path / "suite"
+    where.mkdir()
+    shutil.copy(BUNDLE, where / "tiny.yaml")
+    suite = {
+        "name": "tiny-suite",
+        "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "retrieval",
+                "kind": "retrieval",
+                "dataset": "tiny.yaml",
+                "k": 2,
+                "evaluators": [{"retrieval": "Recall@2"}],
+            }
+        ],
+    }
+    (where / "suite.yaml").write_text(yaml.safe_dump(suite))
+    db = tmp_path / "runs.db"
+    cli_output(["run", str(where / "suite.yaml"), "--store", str(db), "--json"])
+    with SuiteRunStore(db) as store:
+        run_id = store.list_runs(1)[0]["run_id"]
+    monkeypatch.chdir(tmp_path)
+    assert f"<td>m1</td><td>{TEXT}</td>" in _page(db, _item_url(run_id))
