@@ -52,7 +52,6 @@ from memgauge.report.suite_run import (
     result_rows,
     summary_table,
 )
-from memgauge.runs.hit_texts import hit_texts
 
 __all__ = ["runs"]
 
@@ -296,12 +295,7 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
         return
     with open_suite_store(store_path) as store:
         run = _load(store, run_id)
-        records = store.iter_export(run["run_id"])
-        # each hit with its text, which the store leaves out where it is the dataset's own
-        found = store.get_run(run["run_id"], summary=False)
-        if found is not None:
-            texts = hit_texts(found)
-            records = ({**r, "output": texts.filled(r["task"], r["output"])} for r in records)
+        records = api.export_items(store, run["run_id"])
         if fmt == "parquet":
             assert out is not None
             n = write_parquet(records, out, run)
