@@ -789,6 +789,10 @@ def test_review_a_hit_and_a_verdict_by_clicking(
         _layout_ok(page)
         row = page.locator("table.review-hits tbody tr").first
         memory = row.locator("td").nth(1).inner_text()
+        # the reviewer sees what they grade: the memory's text, which the store leaves out
+        # (the dataset's own) and the page reads back from the run's unchanged dataset
+        texts = {"m1": "Deploys go out on Tuesdays", "m2": "Never commit secrets"}
+        assert row.locator("td").nth(2).inner_text() == texts[memory]
         row.locator("input[name=grade][value='2']").check()
         row.locator("button[name=save]").click()
         page.wait_for_selector("span.label-given")

@@ -104,6 +104,7 @@ if TYPE_CHECKING:
     from memgauge.api._sessions import session_report as session_report
     from memgauge.api._store import StoreArg as StoreArg
     from memgauge.api._store import StoreURL as StoreURL
+    from memgauge.api._store import export_items as export_items
     from memgauge.api._store import export_runs as export_runs
     from memgauge.api._store import import_runs as import_runs
     from memgauge.api._store import memgauge_home as memgauge_home

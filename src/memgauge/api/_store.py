@@ -14,6 +14,7 @@ from memgauge._util.numbers import INT32_MAX, INT64_MAX
 from memgauge.data.environment import memgauge_home
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError, named_by
+from memgauge.runs.hit_texts import hit_texts
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import export_bundle, read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
@@ -32,6 +33,7 @@ __all__ = [
     "StoreArg",
     "StoreURL",
     "Where",
+    "export_items",
     "export_runs",
     "import_runs",
     "memgauge_home",
@@ -171,6 +173,17 @@ def upgrade_store(store: Where = None) -> list[str]:
     from memgauge.store.engine import upgrade_store as upgrade
 
     return upgrade(require_store(store))
+
+
+def export_items(store: SuiteRunStore, run_id: str) -> Iterator[dict[str, Any]]:
+    """Every item of the run as `memgauge runs export` writes it (`SuiteRunStore.iter_export`),
+    each ranked hit with its text: the store leaves it out where it is the dataset's own, and
+    it is read back from the run's dataset while that has the sha256 the run recorded
+    (`runs.hit_texts`)."""
+    run = store.get_run(run_id, summary=False)
+    texts = hit_texts(run) if run is not None else None
+    for r in store.iter_export(run_id):
+        yield r if texts is None else {**r, "output": texts.filled(r["task"], r["output"])}
 
 
 def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any]:

@@ -293,7 +293,7 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
         return
     with open_suite_store(store_path) as store:
         run = _load(store, run_id)
-        records = store.iter_export(run["run_id"])
+        records = api.export_items(store, run["run_id"])
         if fmt == "parquet":
             assert out is not None
             n = write_parquet(records, out, run)

@@ -57,6 +57,7 @@ from memgauge.report.fmt import (
 from memgauge.report.gate import no_baseline_note
 from memgauge.report.shapes import Section, cell_text, grid
 from memgauge.report.shapes_markdown import run_markdown
+from memgauge.runs.hit_texts import HitTexts, hit_texts
 from memgauge.view.agent_rows import agent_metric_rows
 from memgauge.view.hit_table import hit_table_rows
 from memgauge.view.item_rows import item_table_rows
@@ -392,13 +393,17 @@ def item_context(
     *,
     queries: _Queries | None = None,
     repeats: Sequence[ItemRecord] = (),
+    texts: HitTexts | None = None,
 ) -> dict[str, Any]:
     """What `_item_detail.html` needs of one item: its hits (a retrieval item) and the
     relevant memories it did not retrieve; with `repeats` (every repeat of the item, in
     order: `repeat: N`), `p`, the section of its spread across them. `query`: the ir aggregate's record of its query
     where the caller has read it (`RunReader.query_detail`; `run` may then hold only its
     headline); `queries`: `_queries(run)`, for a caller that draws many items of the run;
-    else it is found in `run`'s summary."""
+    else it is found in `run`'s summary. `texts`: `hit_texts(run)`, for a caller that draws
+    many items of the run: the texts of the hits the store kept without theirs."""
+    texts = hit_texts(run) if texts is None else texts
+    it = texts.fill(it)
     threshold = _rel_threshold(run, it.task)
     hits = hit_rows(it, threshold)
     missing: list[str] = []
@@ -413,6 +418,7 @@ def item_context(
         "it": it,
         "hits": hits,
         "missing": missing,
+        "hit_note": texts.note(it.task) if hits and any(h["text"] is None for h in hits) else None,
         "rel_threshold": threshold,
         "query": dict(query)
         if query is not None
@@ -512,13 +518,16 @@ def render_run_report(
 
     chosen = sorted(items, key=lambda it: not failing(it))[:MAX_REPORT_ITEMS]
     queries = _queries(run, _DRAWN)
+    texts = hit_texts(run)
     threshold = _rel_threshold(run)
     # each item's section drawn on its own, as `item.html` includes it (an include inside
     # the report's loop copied the whole page's context for each of 1,000 items)
     detail = environment().get_template("_item_detail.html")
     sections = [
         Markup(
-            detail.render({**item_context(run, it, queries=queries), "rel_threshold": threshold})
+            detail.render(
+                {**item_context(run, it, queries=queries, texts=texts), "rel_threshold": threshold}
+            )
         )
         for it in chosen
     ]

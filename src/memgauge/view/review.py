@@ -37,6 +37,7 @@ from starlette.routing import Route
 from memgauge.data.records import ItemRecord
 from memgauge.data.review import LABELS, ReviewLabel
 from memgauge.errors import UsageError
+from memgauge.runs.hit_texts import HitTexts, hit_texts
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
 from memgauge.store.url import StoreURL
@@ -202,6 +203,10 @@ class ReviewViews:
             it = self._item(
                 reader, run_id, qp.get("subject", ""), qp.get("task", ""), qp.get("item", "")
             )
+            run = reader.get_run(run_id, headline=True)
+        # the hits' texts the store left out, read back from the run's dataset
+        texts = hit_texts(run) if run is not None else HitTexts()
+        it = texts.fill(it)
         with self._labels() as store:
             history = store.labels(item=(run_id, it.subject, it.task, it.item_id))
         current = current_labels(history)
@@ -219,6 +224,7 @@ class ReviewViews:
             run_id=run_id,
             it=it,
             targets=targets,
+            hit_note=texts.note(it.task),
             given=given,
             own=own,
             history=list(reversed(history)),

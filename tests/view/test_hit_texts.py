@@ -1,0 +1,130 @@
+"""A reviewer sees the text of each ranked hit: the store leaves out a hit's text where it is
+the dataset's own, and the item page, `view --review` and `report`'s HTML read it back from
+the run's dataset while it has the sha256 the run recorded (else they say why there is none)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+import yaml
+from starlette.testclient import TestClient
+from tests.helpers import cli_output
+
+from memgauge.store.suite_runs import SuiteRunStore
+from memgauge.view.app import create_app
+
+BUNDLE = Path(__file__).resolve().parents[1] / "data" / "good" / "bundle.yaml"
+TEXT = "Deploys go out on Tuesdays"  # m1's text, which the search ranks first
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A lexical retrieval run of a copy of the tiny bundle: the copy, the store, the run."""
+    dataset = tmp_path / "bundle.yaml"
+    shutil.copy(BUNDLE, dataset)
+    db = tmp_path / "runs.db"
+    cli_output(["evaluate", str(dataset), "-s", "lexical", "--store", str(db), "--quiet"])
+    with SuiteRunStore(db) as store:
+        run_id = store.list_runs(1)[0]["run_id"]
+    return dataset, db, run_id
+
+
+def _page(db: Path, url: str, reviewer: str | None = None) -> str:
+    with TestClient(create_app(db, reviewer=reviewer)) as client:
+        r = client.get(url)
+    assert r.status_code == 200, r.text[:2000]
+    return r.text
+
+
+def _item_url(run_id: str) -> str:
+    return f"/runs/{run_id}/item?" + urlencode(
+        {"subject": "lexical", "task": "retrieval", "item": "q1"}
+    )
+
+
+def _review_url(run_id: str) -> str:
+    query = {"run": run_id, "subject": "lexical", "task": "retrieval", "item": "q1"}
+    return "/review/item?" + urlencode(query)
+
+
+def test_the_store_leaves_the_text_out_and_the_pages_read_it_back(
+    run: tuple[Path, Path, str],
+) -> None:
+    _dataset, db, run_id = run
+    with SuiteRunStore(db) as store:
+        (item,) = [it for it in store.item_records(run_id) if it.item_id == "q1"]
+    assert all("text" not in h for h in item.output)  # what makes the pages read it back
+    for url, reviewer in ((_item_url(run_id), None), (_review_url(run_id), "alice")):
+        html = _page(db, url, reviewer)
+        assert f"<td>m1</td><td>{TEXT}</td>" in html, url
+        assert "text not kept" not in html
+
+
+def test_a_changed_dataset_shows_no_text_and_says_why(run: tuple[Path, Path, str]) -> None:
+    dataset, db, run_id = run
+    dataset.write_text(dataset.read_text().replace(TEXT, "Deploys go out on Fridays"))
+    for url, reviewer in ((_item_url(run_id), None), (_review_url(run_id), "alice")):
+        html = _page(db, url, reviewer)
+        assert "Fridays" not in html, url
+        assert TEXT not in html.split("Ranked hits")[1], url
+        assert "text not kept: the dataset changed since the run" in html, url
+
+
+def test_a_moved_dataset_says_where_it_was(run: tuple[Path, Path, str]) -> None:
+    dataset, db, run_id = run
+    dataset.unlink()
+    html = _page(db, _item_url(run_id))
+    assert f"text not kept: the dataset is no longer at {dataset}" in html
+
+
+def test_the_html_report_shows_the_hits_texts(run: tuple[Path, Path, str], tmp_path: Path) -> None:
+    _dataset, db, run_id = run
+    out = tmp_path / "report.html"
+    cli_output(["report", run_id, "--store", str(db), "--out", str(out)])
+    assert f"<td>m1</td><td>{TEXT}</td>" in out.read_text()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv"])
+def test_runs_export_rows_carry_the_hits_texts(run: tuple[Path, Path, str], fmt: str) -> None:
+    _dataset, db, run_id = run
+    out = cli_output(["runs", "export", run_id, "--store", str(db), "--format", fmt])
+    assert TEXT in out
+
+
+def test_a_bundle_keeps_the_run_as_stored(run: tuple[Path, Path, str]) -> None:
+    _dataset, db, run_id = run
+    out = cli_output(["runs", "export", run_id, "--store", str(db), "--format", "bundle"])
+    assert TEXT not in out.split('"items"')[1]
+
+
+def test_a_suite_s_dataset_is_found_beside_the_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite names its dataset relative to itself: read back from there, wherever the
+    viewer is started."""
+    where = tmp_path / "suite"
+    where.mkdir()
+    shutil.copy(BUNDLE, where / "tiny.yaml")
+    suite = {
+        "name": "tiny-suite",
+        "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+        "tasks": [
+            {
+                "name": "retrieval",
+                "kind": "retrieval",
+                "dataset": "tiny.yaml",
+                "k": 2,
+                "evaluators": [{"retrieval": "Recall@2"}],
+            }
+        ],
+    }
+    (where / "suite.yaml").write_text(yaml.safe_dump(suite))
+    db = tmp_path / "runs.db"
+    cli_output(["run", str(where / "suite.yaml"), "--store", str(db), "--json"])
+    with SuiteRunStore(db) as store:
+        run_id = store.list_runs(1)[0]["run_id"]
+    monkeypatch.chdir(tmp_path)
+    assert f"<td>m1</td><td>{TEXT}</td>" in _page(db, _item_url(run_id))
