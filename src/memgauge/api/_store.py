@@ -14,7 +14,6 @@ from memgauge._util.numbers import INT32_MAX, INT64_MAX
 from memgauge.data.environment import memgauge_home
 from memgauge.data.records import RunRecord
 from memgauge.errors import UsageError, named_by
-from memgauge.runs.hit_texts import hit_texts
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import export_bundle, read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
@@ -180,6 +179,8 @@ def export_items(store: SuiteRunStore, run_id: str) -> Iterator[dict[str, Any]]:
     each ranked hit with its text: the store leaves it out where it is the dataset's own, and
     it is read back from the run's dataset while that has the sha256 the run recorded
     (`runs.hit_texts`)."""
+    from memgauge.runs.hit_texts import hit_texts  # the aggregates: not for `runs list`
+
     run = store.get_run(run_id, summary=False)
     texts = hit_texts(run) if run is not None else None
     for r in store.iter_export(run_id):
