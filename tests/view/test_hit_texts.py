@@ -128,3 +128,26 @@ def test_a_suite_s_dataset_is_found_beside_the_suite(
         run_id = store.list_runs(1)[0]["run_id"]
     monkeypatch.chdir(tmp_path)
     assert f"<td>m1</td><td>{TEXT}</td>" in _page(db, _item_url(run_id))
+
+
+def test_a_runs_report_reads_its_dataset_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate --out` wrote report.html by reading and hashing the dataset the run had just
+    read (LoCoMo: 0.2 s of a 2.6 CPU-s evaluate): the texts the run read are kept for it."""
+    import memgauge.data.readers as readers
+
+    dataset = tmp_path / "bundle.yaml"
+    shutil.copy(BUNDLE, dataset)
+    reads: list[Path] = []
+    real = readers.load_retrieval_source
+
+    def counted(path: Path, *args: object, **kwargs: object) -> object:
+        reads.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(readers, "load_retrieval_source", counted)  # the report's own read
+    out = tmp_path / "report"
+    cli_output(["evaluate", str(dataset), "-s", "lexical", "--out", str(out), "--quiet"])
+    assert TEXT in (out / "report.html").read_text()
+    assert reads == []

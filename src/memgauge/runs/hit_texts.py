@@ -20,7 +20,7 @@ from memgauge.aggregates.hits import hits_of
 from memgauge.data.records import ItemRecord, RunRecord
 from memgauge.errors import MemgaugeError
 
-__all__ = ["HitTexts", "hit_texts"]
+__all__ = ["HitTexts", "hit_texts", "remember"]
 
 #: (resolved path, dataset kind) -> ((mtime_ns, size), sha256, texts): a file read and hashed
 #: once while it is unchanged (an item page, then the next: the same LoCoMo file)
@@ -99,6 +99,25 @@ def _texts(task: Mapping[str, Any], base: Path | None, sha256: Any) -> dict[str,
     return texts
 
 
+def remember(path: Path, kind: str | None, sha256: str, dataset: Any) -> None:
+    """Keep the texts of the dataset a run has just read from `path` (and hashed), so that its
+    report in the same process (`evaluate --out`, `run`) reads the file again for nothing."""
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), kind)
+    except OSError:
+        return
+    texts = {m.id: m.text for m in dataset.memories}
+    with _LOCK:
+        _keep(key, ((st.st_mtime_ns, st.st_size), sha256, texts))
+
+
+def _keep(key: tuple[str, str | None], found: tuple[tuple[int, int], str, dict[str, str]]) -> None:
+    if key not in _READ and len(_READ) >= 4:
+        _READ.pop(next(iter(_READ)))
+    _READ[key] = found
+
+
 def _read(path: Path, kind: str | None) -> tuple[str, dict[str, str]]:
     """The sha256 and memory texts of the dataset at `path`, read once while unchanged."""
     from memgauge.aggregates.ir import dataset_sha256
@@ -113,7 +132,5 @@ def _read(path: Path, kind: str | None) -> tuple[str, dict[str, str]]:
             return cached[1], cached[2]
         ds = load_retrieval_source(path, kind)
         found = (stamp, dataset_sha256(ds), {m.id: m.text for m in ds.memories})
-        if len(_READ) >= 4:
-            _READ.pop(next(iter(_READ)))
-        _READ[key] = found
+        _keep(key, found)
         return found[1], found[2]

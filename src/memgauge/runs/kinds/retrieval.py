@@ -34,6 +34,7 @@ from memgauge.metrics.conventions import (
 from memgauge.metrics.ir import NO_RELEVANT
 from memgauge.metrics.measures import SESSION_MEASURES
 from memgauge.runs.builders import command_suite, pool_spec, subject_map
+from memgauge.runs.hit_texts import remember
 from memgauge.runs.kinds.base import (
     Asked,
     DatasetKind,
@@ -65,7 +66,14 @@ class RetrievalKind(DatasetKind):
 
     def plan(self, planning: Planning) -> PlannedTask:
         task = planning.task
-        ds = planning.given or load_retrieval_source(planning.dataset_path(), task.dataset_kind)
+        sha256 = None
+        if planning.given is not None:
+            ds = planning.given
+        else:
+            ds = load_retrieval_source(planning.dataset_path(), task.dataset_kind)
+            # its report's hits read their texts from the dataset: the one just read
+            sha256 = dataset_sha256(ds)
+            remember(planning.dataset_path(), task.dataset_kind, sha256, ds)
         for agg in planning.aggregates:
             check = getattr(agg, "check", None)
             if callable(check):
@@ -91,7 +99,7 @@ class RetrievalKind(DatasetKind):
             # the ir aggregate's values of the same measure
             evaluators=[(label, _for_dataset(ev, ds), w) for label, ev, w in planning.evaluators],
             memories=ds.memories if task.ingest else None,
-            dataset_sha256=dataset_sha256(ds),
+            dataset_sha256=sha256 or dataset_sha256(ds),
             n_skipped=len(ds.queries) - len(judged),
             dataset=ds,
         )
