@@ -116,8 +116,9 @@ def sections(summary: RunSummary | Mapping[str, Any] | None) -> list[Section]:
 
 
 def measures_table(summary: RunSummary) -> Table:
-    """Every run-level number (evaluators' means and aggregates' measures), per subject."""
-    return _measures("Results", list(summary.measures()), ("task", "measure"))
+    """Every run-level number (evaluators' means, aggregates' measures, a task's combined
+    score), per subject."""
+    return _measures("Results", [*summary.measures(), *summary.combined()], ("task", "measure"))
 
 
 def beyond_tables(summary: RunSummary, *, apart: Collection[str] = ()) -> list[Table]:
