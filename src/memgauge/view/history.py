@@ -15,6 +15,7 @@ from markupsafe import Markup
 from memgauge.data.records import RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
+from memgauge.report.fmt import series_cells
 from memgauge.runs.run_comparison import (
     MAX_CHANGED,
     ChangedVerdict,
@@ -24,6 +25,7 @@ from memgauge.runs.run_comparison import (
 from memgauge.runs.suite_compare import Measures, reported_means
 from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
+from memgauge.track.history import metric_series
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
 from memgauge.view.compared import compared_measures
@@ -181,8 +183,13 @@ def trend_page(
                 ),
             ],
         )
-    latest = {k: series[k]["value"][-1] for k in keys}
-    baselines = {k: series[k]["baseline"][-1] for k in keys}
+    # the latest value and baseline as `memgauge history` prints them (an n/a with its count)
+    cells = {
+        _key(m.subject, m.task, m.measure): series_cells(m, cfg.window)
+        for m in metric_series(runs, excluded)
+    }
+    latest = {k: cells[k][0] for k in keys}
+    baselines = {k: cells[k][1] for k in keys}
     return {
         "runs": runs,
         "measures": keys,
