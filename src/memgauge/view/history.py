@@ -16,6 +16,7 @@ from memgauge.data.records import RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
 from memgauge.report.fmt import series_cells
+from memgauge.report.shadow import shadow_cells
 from memgauge.runs.run_comparison import (
     MAX_CHANGED,
     ChangedVerdict,
@@ -221,12 +222,16 @@ def ab_page(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> dict
     return {"report": report, "chart": chart, "n_pairs": len(pairs)}
 
 
-def shadow_page(name: str, rows: Sequence[Mapping[str, Any]], errors: int) -> dict[str, Any]:
+def shadow_page(
+    name: str, rows: Sequence[Mapping[str, Any]], errors: int, dropped: int
+) -> dict[str, Any]:
     """One shadow experiment summed up (classes, rank correlation, overlap, top-1 changes,
-    latencies), with its latest comparisons."""
+    latencies) in `memgauge shadow summary`'s rows, with its latest comparisons."""
+    summary = {**summarize_shadow(rows), "n_errors": errors, "n_dropped": dropped}
     return {
         "name": name,
-        "summary": summarize_shadow(rows),
+        "summary": summary,
+        "table": shadow_cells(summary),
         "errors": errors,
         "rows": list(rows)[-50:],
     }
