@@ -201,10 +201,16 @@ def health_text(text: str, task: str, measures: list[str]) -> dict[Key, Seen]:
     return out
 
 
+def _latest(cell: str) -> Seen:
+    """A `latest` cell: `0.812`, or an n/a with its count (`n/a (0 scored)`)."""
+    na = re.fullmatch(r"n/a \((\d+) scored\)", cell)
+    return Seen("n/a", None, ".3f", int(na.group(1))) if na else Seen(cell, None, ".3f")
+
+
 def history_text(text: str, task: str, measures: list[str]) -> dict[Key, Seen]:
     """The `latest` column of each measure's row."""
     return {
-        (row[0], row[2]): Seen(row[4], None, ".3f")
+        (row[0], row[2]): _latest(row[4])
         for row in find(terminal_tables(text), "subject", "task", "evaluator", "trend")[1:]
         if len(row) == 6 and row[1] == task and row[2] in measures
     }

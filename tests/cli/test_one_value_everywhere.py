@@ -243,6 +243,80 @@ def _run_page(html: str) -> Views:
     return {"grid": cells, "retrieval": aggregate}
 
 
+#: the views of the task's combined score (several evaluators: `run` prints a bold row of it)
+COMBINED = "combined:"
+
+
+def _combined_views(
+    seen: Views, shown: dict[str, Any], terminal: str, report: str, viewer: str
+) -> None:
+    """The combined score of `mem` on the task in `runs show --json` (the reference),
+    `runs show`, `memgauge report` and the viewer's run page."""
+    (score,) = [
+        t["score"] for t in shown["summary"]["tasks"] if (t["subject"], t["task"]) == ("mem", TASK)
+    ]
+    seen[f"{COMBINED} runs show --json"] = {
+        ("mem", "combined"): Seen(
+            score["mean"],
+            (score["ci_low"], score["ci_high"]),
+            None,
+            score["n_scored"],
+            score["n_failed"],
+        )
+    }
+    for line in terminal.splitlines():
+        cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
+        if cells[:3] == ["mem", TASK, "combined"]:
+            low, high = re.findall(r"\d+\.\d+", cells[4])
+            seen[f"{COMBINED} runs show"] = {
+                ("mem", "combined"): Seen(
+                    cells[3], (low, high), ".3f", int(cells[6]), int(cells[7])
+                )
+            }
+    for view, html_text in (("memgauge report", report), ("viewer run page", viewer)):
+        parser = Tables()
+        parser.feed(html_text)
+        grid = parser.tables["grid"]
+        column = grid[0].index("mem")
+        for row in grid[1:]:
+            if row[0] == TASK and row[1] == "combined":
+                found = re.match(
+                    r"(\d+\.\d+) \[(\d+\.\d+), (\d+\.\d+)\].* n (\d+)(?: · (\d+) failed)?$",
+                    row[column],
+                )
+                assert found, row[column]
+                seen[f"{COMBINED} {view}"] = {
+                    ("mem", "combined"): Seen(
+                        found.group(1),
+                        (found.group(2), found.group(3)),
+                        ".3f",
+                        int(found.group(4)),
+                        int(found.group(5) or 0),
+                    )
+                }
+
+
+def _md_combined(text: str) -> dict[Key, Seen]:
+    """`memgauge report --out run.md`'s row of the combined score."""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[:2] == [TASK, "combined"]:
+            found = re.match(
+                r"(\d+\.\d+) \[(\d+\.\d+), (\d+\.\d+)\] \(n=(\d+)(?:, (\d+) failed)?\)", cells[2]
+            )
+            assert found, cells[2]
+            return {
+                ("mem", "combined"): Seen(
+                    found.group(1),
+                    (found.group(2), found.group(3)),
+                    ".3f",
+                    int(found.group(4)),
+                    int(found.group(5) or 0),
+                )
+            }
+    return {}
+
+
 # --- the runs, once for the module ----------------------------------------------------------
 
 
@@ -302,6 +376,11 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Views, Pat
             assert response.status_code == 200
             for part, got in _run_page(response.text).items():
                 seen[f"viewer run page ({name}): {part}"] = got
+            if name == "run":
+                _combined_views(seen, shown, text, page.read_text(), response.text)
+                markdown = root / "run.md"
+                cli(["report", rid, "--out", str(markdown), "--store", db])
+                seen[f"{COMBINED} report run.md"] = _md_combined(markdown.read_text())
 
         # evaluate's run against the suite's: each side's mean and the items they pair
         compared = last_json(cli(["runs", "compare", ev_run, run_id, "--store", db, "--json"]))
@@ -350,7 +429,24 @@ def test_every_view_of_a_run_gives_each_measure_one_value_and_one_n(
     # the data holds what tells the ways of scoring q10 apart: its grade-1 memory was found
     # (nDCG > 0 from it under `zero`, where a flat 0, a failure or a skip would differ)
     assert seen["q10 nDCG@10"][("mem", "nDCG@10")].value == pytest.approx(1.0)
-    assert disagreements(reference, {k: v for k, v in seen.items() if k != "q10 nDCG@10"}) == []
+    kept = {k: v for k, v in seen.items() if k != "q10 nDCG@10" and not k.startswith(COMBINED)}
+    assert disagreements(reference, kept) == []
+
+
+def test_the_combined_score_has_one_value_ci_and_n_in_every_view(
+    views: tuple[Views, Path, Path],
+) -> None:
+    """The task's combined score (five evaluators): `run` and `runs show` printed it, the
+    viewer's run page and `memgauge report` (HTML and Markdown) did not."""
+    seen, _, _ = views
+    combined = {k: v for k, v in seen.items() if k.startswith(COMBINED)}
+    reference = combined.pop(f"{COMBINED} runs show --json")
+    assert reference[("mem", "combined")].n_failed == N_FAILED
+    assert sorted(combined) == sorted(
+        f"{COMBINED} {v}"
+        for v in ("runs show", "memgauge report", "viewer run page", "report run.md")
+    )
+    assert disagreements(reference, combined) == []
 
 
 def test_a_failed_search_is_one_count_in_the_accounting_and_the_agent_metrics(

@@ -107,6 +107,18 @@ def test_the_readme_states_the_agent_metrics_default_cutoff() -> None:
     assert int(found[1]) == DEFAULT_AGENT_K
 
 
+def test_the_readme_does_not_call_tier_precision_a_mean_over_queries() -> None:
+    """README listed tier precision among "the metrics that are means over queries"; its run
+    value pools every search's top-K hits of the tier (`tier_stratified_precision`)."""
+    section = " ".join(
+        _section("README.md", "## Agent-memory metrics (seed 002 section 3)").split()
+    )
+    found = re.search(r"metrics that are means over queries \(([^)]*)\)", section)
+    assert found, "the README no longer lists the agent metrics that are means over queries"
+    assert "tier precision" not in found[1]
+    assert "tier precision's run value pools every search's hits" in section
+
+
 def test_the_readme_lists_every_field_of_a_datasets_records() -> None:
     items = _section("README.md", "## Datasets").split("\n\n")[2]
     listed = {

@@ -95,6 +95,19 @@ def test_tier_order_holds_counts_the_hits_its_verdict_rests_on_and_says_so() -> 
     assert "n counts those hits, not queries" in agent.AGENT_METRIC_DEFINITIONS["tier_order_holds"]
 
 
+def test_tier_order_holds_n_a_says_which_tiers_had_no_hits() -> None:
+    """A run whose hits held one ordered tier read `n/a (15 scored)` with the note "a tier had
+    no hits": n (the hits, as README defines it) stands; the note names the missing tiers and
+    what the hits were, so the n/a reads as nothing to order, not a failure."""
+    qrels = {"q": {"k1": 3}, "r": {"k1": 3}}
+    ranked = {"q": ["k1", "c1"], "r": ["k1"]}
+    v = agent.tier_stratified_precision(ranked, qrels, TIERS, k=5)
+    assert (v.value, v.n) == (None, 2)
+    assert v.note == (
+        "no important or normal memory in any top 5: nothing to order (its 2 hits: critical 2)"
+    )
+
+
 def test_folder_ils() -> None:
     folders = {"a": "billing", "b": "billing", "c": "auth", "d": None}
     v = agent.folder_ils({"q1": ["a", "b", "c"], "q2": ["d"], "q3": []}, folders, k=3)

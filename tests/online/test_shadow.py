@@ -3,7 +3,9 @@ never lets the treatment hurt the user, and the stored summary."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -225,7 +227,7 @@ def test_summary_is_a_table_and_a_sentence_when_there_is_nothing(
     assert rows["identical"] == ["10 (100%)", "0 (0%)"]
     assert rows["top-1 changed"] == ["0.0%", "100.0%"]
     assert rows["mean Jaccard"] == ["1.000", "1.000"]
-    assert rows["mean MRR delta (judged)"] == ["n/a", "n/a"]  # nothing judged: never 0
+    assert rows["mean MRR delta (judged)"] == ["n/a (0 judged)"] * 2  # nothing judged: never 0
     assert rows["treatment errors"] == ["0", "0"]
 
 
@@ -281,7 +283,57 @@ def test_summary_by_intent_breaks_down_each_intents_changes_and_errors(
     assert rows["queries compared"] == ["6", "4", "1"]
     assert rows["treatment errors"] == ["0", "1", "0"]
     assert rows["top-1 changed"] == ["100.0%", "0.0%", "0.0%"]
-    assert rows["mean MRR delta (judged)"] == ["-0.500", "n/a", "n/a"]
+    assert rows["mean MRR delta (judged)"] == ["-0.500 (n=6)", "n/a (0 judged)", "n/a (0 judged)"]
     # without --by the summary is as before
     assert main(["shadow", "summary", "by-intent", "--store", str(db), "--json"]) == 0
     assert "by_intent" not in json.loads(capsys.readouterr().out)["by-intent"]
+
+
+def _table(out: str) -> dict[str, list[str]]:
+    """A rich table's rows on the terminal, by their first cell."""
+    return {
+        cells[0]: cells[1:]
+        for line in out.splitlines()
+        if line.startswith("│")
+        for cells in [[c.strip() for c in line.strip("│").split("│")]]
+    }
+
+
+def test_the_shadow_page_and_summary_name_and_count_each_figure_alike(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The viewer's shadow page said `top1 changed rate 1.000` where `shadow summary` said
+    `top-1 changed 100.0%`, and neither gave its judged-only MRR / nDCG deltas an n."""
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    db = tmp_path / "r.db"
+    with ShadowStore(db) as store:
+        runner = ShadowRunner(
+            "swap", lambda q, k: ["a", "b"], lambda q, k: ["b", "a"], store, percent=100
+        )
+        for i in range(4):  # the first three judged: "a" is relevant
+            runner.search(f"q{i}", "text", {"a": 3} if i < 3 else None)
+        runner.close()
+        runner = ShadowRunner("plain", lambda q, k: ["a"], lambda q, k: ["a"], store, percent=100)
+        runner.search("q0", "text")
+        runner.close()
+    assert main(["shadow", "summary", "--store", str(db)]) == 0
+    cli = _table(capsys.readouterr().out)
+    assert cli["mean MRR delta (judged)"] == ["n/a (0 judged)", "-0.500 (n=3)"]
+    assert cli["mean nDCG delta (judged)"][0] == "n/a (0 judged)"
+    assert cli["top-1 changed"] == ["0.0%", "100.0%"]
+    client = TestClient(create_app(str(db)))
+    for column, name in enumerate(("plain", "swap")):
+        page = client.get("/shadow", params={"name": name}).text
+        body = page[
+            page.index('id="shadow-summary"') : page.index(
+                "</table>", page.index('id="shadow-summary"')
+            )
+        ]
+        rows = dict(re.findall(r"<th>([^<]*)</th><td[^>]*>([^<]*)</td>", body))
+        shown = {label: cells[column] for label, cells in cli.items() if label in rows}
+        assert rows == {html.unescape(k): v for k, v in rows.items()}
+        assert shown == rows, (name, rows)
+        assert len(rows) == len(cli), set(cli) - set(rows)

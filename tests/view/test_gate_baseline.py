@@ -81,3 +81,34 @@ def test_the_run_page_and_report_show_the_verdict_memgauge_gate_recorded(
         line = re.sub(r"<[^>]+>", "", html[start : html.index("</p>", start)])
         assert line.startswith("Recorded by memgauge gate: fail, with the baseline"), line
         assert "--baseline bundles" in line
+
+
+def test_the_trend_and_history_give_an_na_its_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trend's table and `memgauge history` printed a bare "n/a" for a measure the latest
+    run did not score and for a baseline no earlier run measured (the task renamed)."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, 10, n=10)), "--store", db]) == 0
+    suite = gated_suite(tmp_path, 2, n=10)
+    suite.write_text(suite.read_text().replace("name: qa", "name: answers"))
+    assert main(["run", str(suite), "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["history", "gated", "--store", db]) == 0
+    out = capsys.readouterr().out
+    old = next(line for line in out.splitlines() if "│ qa" in line)
+    new = next(line for line in out.splitlines() if "│ answers" in line)
+    assert re.search(r"n/a \(0 scored\)\s*│\s*1\.000\s*│", old), old
+    assert re.search(r"0\.200\s*│\s*n/a \(0 earlier runs\)\s*│", new), new
+    page = TestClient(create_app(db)).get("/trends", params={"suite": "gated"}).text
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", page[page.index('id="trend-measures"') :])
+    cells = {
+        re.sub(r"<[^>]+>", "", r).split(" / ")[1].split(" ")[0]: re.findall(
+            r'<td class="num">([^<]*)</td>', r
+        )
+        for r in rows
+        if "<td" in r
+    }
+    assert cells["qa"] == ["n/a (0 scored)", "1.000"], cells
+    assert cells["answers"] == ["0.200", "n/a (0 earlier runs)"], cells

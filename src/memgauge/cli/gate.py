@@ -25,7 +25,7 @@ from memgauge.cli._options import junit_option
 from memgauge.cli._shared_options import by_option, drop_option, fraction_option, window_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
-from memgauge.report.fmt import fmt_num as _fmt
+from memgauge.report.fmt import series_cells
 from memgauge.report.gate import gate_markdown
 from memgauge.report.junit import gate_junit, write_junit
 
@@ -237,8 +237,7 @@ def history(suite_name: str, store_path: str | None, last: int, window: int, as_
             m.task,
             m.measure,
             api.sparkline(m.values),
-            _fmt(m.values[-1]),
-            _fmt(m.baseline(window)),
+            *series_cells(m, window),
         )
     console().print(table)
 

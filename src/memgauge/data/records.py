@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
@@ -436,6 +437,10 @@ class AggregateResult(_Record):
         return typed
 
 
+#: the name of a task's weighted combined score, where it has several evaluators
+COMBINED = "combined"
+
+
 class TaskSummary(_Record):
     """Item counts and the combined score of one subject on one task."""
 
@@ -520,6 +525,28 @@ class RunSummary(_Record):
             for m in agg.measures:
                 out[(m.subject, m.task, m.name)] = m
         return list(out.values())
+
+    def combined(self) -> list[MeasureValue]:
+        """Per subject and task of several evaluators, its weighted combined score (the bold
+        `combined` row `run` and `runs show` print): its mean, CI and counts as stored. Not
+        one of `measures()`: the gate decides on each evaluator's."""
+        counts = Counter((e.subject, e.task) for e in self.evaluators)
+        return [
+            MeasureValue(
+                subject=t.subject,
+                task=t.task,
+                name=COMBINED,
+                value=t.score.get("mean"),
+                ci_low=t.score.get("ci_low"),
+                ci_high=t.score.get("ci_high"),
+                n_scored=t.score.get("n_scored") or 0,
+                n_failed=t.score.get("n_failed") or 0,
+                n_fallback=t.score.get("n_fallback") or 0,
+                source=COMBINED,
+            )
+            for t in self.tasks
+            if counts[(t.subject, t.task)] > 1
+        ]
 
     def targeted(self) -> set[tuple[str, str, str]]:
         """The (subject, task, measure) of its enforced targets: the gate decides on them

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from memgauge._util.listing import counted
 from memgauge._util.numbers import fmean
 from memgauge.data.models import IMPORTANCE_WEIGHTS, CausalChain, EquivalenceClass
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
@@ -221,16 +222,26 @@ def tier_stratified_precision(
             good[t] = good.get(t, 0) + q_good[t]
         per_query[q] = {t: q_good[t] / n for t, n in q_shown.items()}
     precision = {t: good[t] / shown[t] for t in shown}
-    order = [precision.get(t) for t in ("critical", "important", "normal")]
-    holds = None
-    critical, important, normal = order
-    if critical is not None and important is not None and normal is not None:
+    ordered = ("critical", "important", "normal")
+    n = sum(shown.get(t, 0) for t in ordered)
+    missing = [t for t in ordered if t not in precision]
+    holds = note = None
+    if not missing:
+        critical, important, normal = (precision[t] for t in ordered)
         holds = 1.0 if critical > important > normal else 0.0
+    else:
+        of = ", ".join(f"{t} {shown[t]}" for t in ordered if t in shown)
+        tiers_named = " or ".join(
+            [", ".join(missing[:-1]), missing[-1]] if missing[:-1] else missing
+        )
+        note = f"no {tiers_named} memory in any top {k}: nothing to order" + (
+            f" (its {counted(n, 'hit')}: {of})" if of else ""
+        )
     return AgentValue(
         holds,
-        sum(shown.get(t, 0) for t in ("critical", "important", "normal")),
+        n,
         detail={"precision": precision, "hits": shown, "relevant": good, "per_query": per_query},
-        note=None if holds is not None else "a tier had no hits",
+        note=note,
     )
 
 

@@ -197,6 +197,8 @@ def summarize_shadow(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "mean_spearman_rho": mean("spearman_rho"),
         "mean_order_differences": mean("order_differences"),
         "top1_changed_rate": mean("top1_changed"),
+        # the deltas are over the judged comparisons alone
+        "n_judged": sum(r.get("mrr_delta") is not None for r in rows),
         "mean_mrr_delta": mean("mrr_delta"),
         "mean_ndcg_delta": mean("ndcg_delta"),
         "p95_latency_ms": {

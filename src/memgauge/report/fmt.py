@@ -9,15 +9,55 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from memgauge._util.listing import counted
+
 if TYPE_CHECKING:  # the terminal's tables format with this module: it loads no model
     from memgauge.data.records import RunSummary
+    from memgauge.track.history import MetricSeries
 
-__all__ = ["conventions_lines", "fallbacks_text", "fmt_ci", "fmt_num", "fmt_p", "fmt_pct"]
+__all__ = [
+    "conventions_lines",
+    "fallbacks_text",
+    "fmt_baseline",
+    "fmt_ci",
+    "fmt_num",
+    "fmt_p",
+    "fmt_pct",
+    "fmt_scored",
+    "na_text",
+    "series_cells",
+]
 
 
 def fmt_num(v: float | None, digits: int = 3) -> str:
     """`0.612`, or `n/a`."""
     return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def na_text(n_scored: int, n_failed: int = 0) -> str:
+    """A value that could not be computed, with its count: `n/a (0 scored)`,
+    `n/a (3 scored, 2 failed)`."""
+    return f"n/a ({n_scored} scored{f', {n_failed} failed' if n_failed else ''})"
+
+
+def fmt_scored(v: float | None, n_scored: int, digits: int = 3) -> str:
+    """A run's number: `0.612`, or an n/a with its count (`n/a (0 scored)`)."""
+    return na_text(n_scored) if v is None else fmt_num(v, digits)
+
+
+def fmt_baseline(v: float | None, n_runs: int) -> str:
+    """A rolling baseline: `0.612`, or an n/a with the earlier runs it is the mean of
+    (`n/a (0 earlier runs)`: none measured it)."""
+    return f"n/a ({counted(n_runs, 'earlier run')})" if v is None else fmt_num(v)
+
+
+def series_cells(m: MetricSeries, window: int) -> tuple[str, str]:
+    """A measure's latest value and its rolling baseline, as `memgauge history` and the
+    viewer's trend print them: each an n/a with its count where there is none."""
+    return (
+        fmt_scored(m.values[-1], m.latest_n),
+        fmt_baseline(m.baseline(window), len(m.baseline_values(window))),
+    )
 
 
 def fallbacks_text(n: int | None) -> str:

@@ -24,7 +24,7 @@ from memgauge.data.shapes import (
     cell,
     text,
 )
-from memgauge.report.fmt import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_signed
+from memgauge.report.fmt import fmt_ci, fmt_num, fmt_p, fmt_pct, fmt_signed, na_text
 
 __all__ = [
     "Grid",
@@ -116,8 +116,9 @@ def sections(summary: RunSummary | Mapping[str, Any] | None) -> list[Section]:
 
 
 def measures_table(summary: RunSummary) -> Table:
-    """Every run-level number (evaluators' means and aggregates' measures), per subject."""
-    return _measures("Results", list(summary.measures()), ("task", "measure"))
+    """Every run-level number (evaluators' means, aggregates' measures, a task's combined
+    score), per subject."""
+    return _measures("Results", [*summary.measures(), *summary.combined()], ("task", "measure"))
 
 
 def beyond_tables(summary: RunSummary, *, apart: Collection[str] = ()) -> list[Table]:
@@ -210,7 +211,7 @@ def cell_text(c: Cell) -> str:
     if c.value is None:
         if c.n is None:
             return "n/a"
-        return f"n/a ({c.n} scored{f', {c.n_failed} failed' if c.n_failed else ''})"
+        return na_text(c.n, c.n_failed)
     if c.pct:
         ci = f" [{fmt_pct(c.ci[0])}, {fmt_pct(c.ci[1])}]" if c.ci else ""
         shown = fmt_pct(c.value) + ci

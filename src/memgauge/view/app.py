@@ -346,7 +346,12 @@ class _Views:
         with ShadowStore(self.store, read_only=True) as store:
             if name not in store.experiments():
                 raise HTTPException(404, f"no shadow experiment {name!r}")
-            context = shadow_page(name, store.shadow_rows(name), store.shadow_errors(name))
+            context = shadow_page(
+                name,
+                store.shadow_rows(name),
+                store.shadow_errors(name),
+                store.shadow_dropped(name),
+            )
         return _page(render("shadow.html", s=context, **self._base(request)))
 
     async def optimizations(self, request: Request) -> Response:

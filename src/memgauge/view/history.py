@@ -15,6 +15,8 @@ from markupsafe import Markup
 from memgauge.data.records import RunRecord
 from memgauge.online.ab_report import ab_report, sprt_path
 from memgauge.online.shadow import summarize_shadow
+from memgauge.report.fmt import series_cells
+from memgauge.report.shadow import shadow_cells
 from memgauge.runs.run_comparison import (
     MAX_CHANGED,
     ChangedVerdict,
@@ -24,6 +26,7 @@ from memgauge.runs.run_comparison import (
 from memgauge.runs.suite_compare import Measures, reported_means
 from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
+from memgauge.track.history import metric_series
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
 from memgauge.view.compared import compared_measures
@@ -181,8 +184,13 @@ def trend_page(
                 ),
             ],
         )
-    latest = {k: series[k]["value"][-1] for k in keys}
-    baselines = {k: series[k]["baseline"][-1] for k in keys}
+    # the latest value and baseline as `memgauge history` prints them (an n/a with its count)
+    cells = {
+        _key(m.subject, m.task, m.measure): series_cells(m, cfg.window)
+        for m in metric_series(runs, excluded)
+    }
+    latest = {k: cells[k][0] for k in keys}
+    baselines = {k: cells[k][1] for k in keys}
     return {
         "runs": runs,
         "measures": keys,
@@ -214,12 +222,16 @@ def ab_page(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> dict
     return {"report": report, "chart": chart, "n_pairs": len(pairs)}
 
 
-def shadow_page(name: str, rows: Sequence[Mapping[str, Any]], errors: int) -> dict[str, Any]:
+def shadow_page(
+    name: str, rows: Sequence[Mapping[str, Any]], errors: int, dropped: int
+) -> dict[str, Any]:
     """One shadow experiment summed up (classes, rank correlation, overlap, top-1 changes,
-    latencies), with its latest comparisons."""
+    latencies) in `memgauge shadow summary`'s rows, with its latest comparisons."""
+    summary = {**summarize_shadow(rows), "n_errors": errors, "n_dropped": dropped}
     return {
         "name": name,
-        "summary": summarize_shadow(rows),
+        "summary": summary,
+        "table": shadow_cells(summary),
         "errors": errors,
         "rows": list(rows)[-50:],
     }

@@ -17,7 +17,14 @@ from markupsafe import Markup
 
 from memgauge.aggregates.hits import hit_channels, hits_of
 from memgauge.api import interim_summary
-from memgauge.data.records import ItemRecord, RunRecord, RunSummary, ScoreRecord
+from memgauge.data.records import (
+    COMBINED,
+    ItemRecord,
+    MeasureValue,
+    RunRecord,
+    RunSummary,
+    ScoreRecord,
+)
 from memgauge.data.shapes import Breakdown, Curve, Shape, Table
 from memgauge.metrics.conventions import DEFAULT_REL_THRESHOLD
 from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num
@@ -140,15 +147,23 @@ def _grid(summary: RunSummary) -> tuple[list[str], list[GridRow]]:
         row.cells[e.subject] = Cell(
             e.mean, e.ci_low, e.ci_high, e.pass_rate, e.n_scored, e.n_failed, e.n_fallback or 0
         )
+    for m in summary.combined():
+        row = rows.setdefault((m.task, m.name), GridRow(m.task, m.name, m.source, {}))
+        row.cells[m.subject] = _measure_cell(m)
     for agg in summary.aggregates:
         for m in agg.measures:
             subjects[m.subject] = None
             row = rows.setdefault((m.task, m.name), GridRow(m.task, m.name, agg.aggregate, {}))
             if m.subject not in row.cells:
-                row.cells[m.subject] = Cell(
-                    m.value, m.ci_low, m.ci_high, None, m.n_scored, m.n_failed, m.n_fallback, m.note
-                )
-    return list(subjects), sorted(rows.values(), key=lambda r: (r.task, r.source != "evaluator"))
+                row.cells[m.subject] = _measure_cell(m)
+    # per task: the evaluators' rows, their combined score, then the aggregates' measures
+    order = {"evaluator": 0, COMBINED: 1}
+    return list(subjects), sorted(rows.values(), key=lambda r: (r.task, order.get(r.source, 2)))
+
+
+def _measure_cell(m: MeasureValue) -> Cell:
+    """A run-level number's cell: no pass rate."""
+    return Cell(m.value, m.ci_low, m.ci_high, None, m.n_scored, m.n_failed, m.n_fallback, m.note)
 
 
 def _grid_charts(subjects: Sequence[str], grid: Sequence[GridRow]) -> list[Markup]:
