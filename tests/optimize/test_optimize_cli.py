@@ -438,6 +438,16 @@ def _stopped_in_its_first_candidate(monkeypatch: pytest.MonkeyPatch, argv: list[
     return str(study["study_id"])
 
 
+def _an_interrupted_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """The store and id of a study of OffsetAgent's offset (3 iterations at most) stopped by
+    Ctrl-C in its first candidate (`_stopped_in_its_first_candidate`)."""
+    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
+    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
+    db = tmp_path / "r.db"
+    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
+    return db, _stopped_in_its_first_candidate(monkeypatch, argv)
+
+
 @pytest.mark.parametrize("strategy", ["greedy", "annealing"])
 def test_a_study_resumed_after_ctrl_c_proposes_what_it_would_have(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strategy: str
@@ -470,11 +480,7 @@ def test_an_interrupted_study_says_its_holdout_is_not_scored_yet(
 
     from memgauge.view.app import create_app
 
-    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
-    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
-    db = tmp_path / "r.db"
-    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
-    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    db, sid = _an_interrupted_study(tmp_path, monkeypatch)
     capsys.readouterr()
     code, data = _json_run(["optimize", "show", sid, "--store", str(db), "--json"], capsys)
     assert code == 0
@@ -505,11 +511,7 @@ def test_an_interrupted_candidate_shows_as_cancelled_not_running(
 
     from memgauge.view.app import create_app
 
-    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
-    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
-    db = tmp_path / "r.db"
-    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
-    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    db, sid = _an_interrupted_study(tmp_path, monkeypatch)
     capsys.readouterr()
     code, data = _json_run(["optimize", "show", sid, "--store", str(db), "--json"], capsys)
     assert code == 0
@@ -600,11 +602,8 @@ def test_a_study_whose_suite_moved_resumes_from_where_it_is_now(
     folder moved it said "no such suite file", and `optimize SUITE --resume ID` was refused
     ("give no SUITE"), so the study could never finish. The new path is taken (the same suite:
     checked), and the message says to give it."""
-    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
-    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
-    db = tmp_path / "r.db"
-    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
-    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    db, sid = _an_interrupted_study(tmp_path, monkeypatch)
+    path = tmp_path / "suite.yaml"  # the study's suite
     moved = tmp_path / "moved"
     moved.mkdir()
     path.rename(moved / path.name)
@@ -784,11 +783,7 @@ def test_a_study_cancelled_before_any_candidate_finished_does_not_say_none_clear
 
     from memgauge.view.app import create_app
 
-    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
-    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
-    db = tmp_path / "r.db"
-    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
-    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    db, sid = _an_interrupted_study(tmp_path, monkeypatch)
     said = "the starting configuration: the study was cancelled before another candidate finished"
     assert api.optimization(sid, store=db)["best_note"] == said
     capsys.readouterr()
@@ -863,11 +858,8 @@ def test_a_resume_from_a_suite_not_there_names_the_path_given(
 ) -> None:
     """`optimize SUITE --resume ID` with a SUITE not there (or a directory) said the study
     "was started from SUITE", a path it never read: the path given is named as given."""
-    agent = {"python": {"target": "optsubjects:OffsetAgent", "kwargs": {"offset": 3}}}
-    path = _suite(tmp_path, agent, {"space": {"kwargs.offset": "int:-4..4"}, "seed": 1})
-    db = tmp_path / "r.db"
-    argv = ["optimize", str(path), "--store", str(db), "--max-iterations", "3"]
-    sid = _stopped_in_its_first_candidate(monkeypatch, argv)
+    db, sid = _an_interrupted_study(tmp_path, monkeypatch)
+    path = tmp_path / "suite.yaml"  # the study's suite
     capsys.readouterr()
     for given, said in (
         (tmp_path / "typo.yaml", "no such suite file"),
