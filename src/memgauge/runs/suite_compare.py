@@ -24,7 +24,6 @@ from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
-from memgauge._util.numbers import fmean
 from memgauge.data.records import ItemRecord, MeasureValue, RunSummary
 from memgauge.stats import (
     Correction,
@@ -331,11 +330,10 @@ def compare_measures(
 ) -> list[dict[str, Any]]:
     """`compare_runs` of the runs' values per measure (`Measures`: a few arrays per run, not a
     record per verdict)."""
-    subjects_a = sorted({k[0] for k in measures_a})
-    subjects_b = sorted({k[0] for k in measures_b})
-    rename: dict[str, str] = {}
-    if len(subjects_a) == 1 and len(subjects_b) == 1 and subjects_a != subjects_b:
-        rename = {subjects_b[0]: subjects_a[0]}
+    subjects_a, subjects_b = {k[0] for k in measures_a}, {k[0] for k in measures_b}
+    label = _paired(subjects_a, subjects_b)
+    # the pair's values under A's subject name, so that they pair item by item
+    rename = {min(subjects_b): min(subjects_a)} if label else {}
     a = dict(measures_a)
     b = {(rename.get(k[0], k[0]), k[1], k[2]): v for k, v in measures_b.items()}
     if not a and not b:
@@ -353,11 +351,11 @@ def compare_measures(
         c = pair.paired
         mean_a, mean_b, note = c.mean_a, c.mean_b, c.note
         if not c.n:  # nothing paired: each run's own mean, and which scored nothing
-            mean_a, mean_b = (_own_mean(matrices[key][i]) for i in (0, 1))
+            mean_a, mean_b = cmp.means[pair.measure]
             note = _unpaired_note(mean_a, mean_b)
         rows.append(
             {
-                "subject": key[0] if not rename else f"{subjects_a[0]} / {subjects_b[0]}",
+                "subject": label.get(key[0], key[0]),
                 "task": key[1],
                 "evaluator": key[2],
                 "mean_a": mean_a,
@@ -375,11 +373,6 @@ def compare_measures(
             }
         )
     return rows
-
-
-def _own_mean(values: np.ndarray) -> float | None:
-    scored = values[~np.isnan(values)]
-    return fmean(scored.tolist()) if scored.size else None
 
 
 def _unpaired_note(mean_a: float | None, mean_b: float | None) -> str:
@@ -435,8 +428,9 @@ def reported_means(
 
 def _paired(subjects_a: set[str], subjects_b: set[str]) -> dict[str, str]:
     """Two runs of one subject each, under different names, pair up as "A / B" (as
-    `compare_measures` and `compare_suite_systems` pair them): each name -> that label; none
-    otherwise. Read from the runs' reports, which name a subject that scored nothing too."""
+    `compare_suite_systems` pairs them): each name -> that label; none otherwise. From the
+    subjects with values (`compare_measures`) or, by `reported_means`, from the runs' reports,
+    which name a subject that scored nothing too."""
     if len(subjects_a) != 1 or len(subjects_b) != 1 or subjects_a == subjects_b:
         return {}
     (a,), (b,) = subjects_a, subjects_b
@@ -466,7 +460,7 @@ def _unscored_rows(
             "subject": subject,
             "task": task,
             "evaluator": evaluator,
-            **dict.fromkeys(_UNPAIRED + _UNPAIRED_P),
+            **dict.fromkeys(_UNPAIRED),
             "mark": "",
             "n": 0,
             "n_dropped": 0,
@@ -477,8 +471,16 @@ def _unscored_rows(
 
 
 #: a row's figures when nothing is paired
-_UNPAIRED = ("mean_a", "mean_b", "delta", "delta_ci_low", "delta_ci_high")
-_UNPAIRED_P = ("p_value", "p_adjusted", "p_holm")
+_UNPAIRED = (
+    "mean_a",
+    "mean_b",
+    "delta",
+    "delta_ci_low",
+    "delta_ci_high",
+    "p_value",
+    "p_adjusted",
+    "p_holm",
+)
 
 
 def measure_deltas(
