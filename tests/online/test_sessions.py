@@ -240,34 +240,31 @@ def test_sessions_outcomes_and_the_new_columns_on_postgresql(
     assert query["session_context"]["turn_number"] == 0
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["logs", "signals", "{db}", "--memories", "{bad}"],
-        ["logs", "annotate", "{db}", "--out", "{out}", "--memories", "{bad}"],
-        [
-            "logs",
-            "annotate",
-            "{db}",
-            "--out",
-            "{out}",
-            "--system",
-            "lexical",
-            "--memories",
-            "{bad}",
-        ],
-    ],
-)
-def test_malformed_memories_exit_2_and_record_nothing(
-    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bad = Path(__file__).resolve().parents[1] / "data" / "bad" / "memories_wrong_types.jsonl"
+#: the `logs` commands that read --memories FILE (`{db}`, `{bad}`, `{out}` filled in)
+READ_MEMORIES = [
+    ["logs", "signals", "{db}", "--memories", "{bad}"],
+    ["logs", "annotate", "{db}", "--out", "{out}", "--memories", "{bad}"],
+    ["logs", "annotate", "{db}", "--out", "{out}", "--system", "lexical", "--memories", "{bad}"],
+]
+
+
+def _harvested_log(tmp_path: Path) -> Path:
+    """A query log of one search whose second result was read, harvested."""
     db = tmp_path / "log.db"
     log = QueryLog(db)
     qid = log.query("q", session_id="s", result_ids=["m1", "m2"])
     log.feedback("read_after_search", session_id="s", query_id=qid, memory_id="m2", rank=2)
     log.close()
     assert main(["logs", "harvest", str(db), "-n", "1"]) == 0
+    return db
+
+
+@pytest.mark.parametrize("command", READ_MEMORIES)
+def test_malformed_memories_exit_2_and_record_nothing(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = Path(__file__).resolve().parents[1] / "data" / "bad" / "memories_wrong_types.jsonl"
+    db = _harvested_log(tmp_path)
     out = tmp_path / "pool.jsonl"
     capsys.readouterr()
     args = [a.format(db=db, bad=bad, out=out) for a in command]
@@ -285,23 +282,7 @@ def test_malformed_memories_exit_2_and_record_nothing(
 
 
 @pytest.mark.parametrize(
-    "command",
-    [
-        ["logs", "signals", "{db}", "--memories", "{bad}"],
-        ["logs", "annotate", "{db}", "--out", "{out}", "--memories", "{bad}"],
-        [
-            "logs",
-            "annotate",
-            "{db}",
-            "--out",
-            "{out}",
-            "--system",
-            "lexical",
-            "--memories",
-            "{bad}",
-        ],
-        ["logs", "export", "{db}", "--out", "{out}", "--memories", "{bad}"],
-    ],
+    "command", [*READ_MEMORIES, ["logs", "export", "{db}", "--out", "{out}", "--memories", "{bad}"]]
 )
 def test_memories_repeating_an_id_exit_2_naming_the_line(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -311,12 +292,7 @@ def test_memories_repeating_an_id_exit_2_naming_the_line(
     dataset `memgauge evaluate` then refused. It is refused as synth and a task's memories:
     refuse it, at the repeated id's line, and nothing is written."""
     bad = Path(__file__).resolve().parents[1] / "data" / "bad" / "memories_duplicate_ids.jsonl"
-    db = tmp_path / "log.db"
-    log = QueryLog(db)
-    qid = log.query("q", session_id="s", result_ids=["m1", "m2"])
-    log.feedback("read_after_search", session_id="s", query_id=qid, memory_id="m2", rank=2)
-    log.close()
-    assert main(["logs", "harvest", str(db), "-n", "1"]) == 0
+    db = _harvested_log(tmp_path)
     out = tmp_path / "written"
     capsys.readouterr()
     assert main([a.format(db=db, bad=bad, out=out) for a in command]) == 2
