@@ -348,6 +348,15 @@ def test_overrides_become_learnings_once(
     assert "item i3" not in found
 
 
+def _grade_a1(db: Path, reviewer: str, item: str, grade: int) -> None:
+    """`reviewer` grades hit a1 of the lexical subject's retrieval `item`."""
+    from memgauge import api
+
+    api.add_review_label(
+        db, "lexical", "retrieval", item, reviewer=reviewer, kind="hit", target="a1", grade=grade
+    )
+
+
 def test_grades_of_one_hit_on_two_repeats_are_one_judgment_of_the_query(tmp_path: Path) -> None:
     """A run with repeats stores each repeat as an item of its own (`q1#r1`); a hit graded on
     any repeat is a grade of the dataset's query: one judgment row under `q1`, and two
@@ -358,16 +367,7 @@ def test_grades_of_one_hit_on_two_repeats_are_one_judgment_of_the_query(tmp_path
     argv = _codes_evaluate(tmp_path)
     _out([*argv, "--repeat", "2", "--store", str(db), "--quiet"])
     for reviewer, item, grade in (("ann", "q1", 3), ("bob", "q1#r1", 2)):
-        api.add_review_label(
-            db,
-            "lexical",
-            "retrieval",
-            item,
-            reviewer=reviewer,
-            kind="hit",
-            target="a1",
-            grade=grade,
-        )
+        _grade_a1(db, reviewer, item, grade)
     labels = api.review_labels(db, kind="hit")
     assert sorted((lab.item_id, lab.repeat, lab.source_id) for lab in labels) == [
         ("q1", 0, "q1"),
@@ -390,16 +390,7 @@ def test_a_hit_graded_again_on_a_rerun_or_a_repeat_is_calibrated_once(tmp_path: 
     for reviewer, item, grade in (("ann", "q1", 3), ("ann", "q1", 3), ("bob", "q1#r1", 2)):
         if item == "q1":  # each of ann's grades on a run of its own: the re-run
             _out([*argv, "--repeat", "2", "--store", str(db), "--quiet"])
-        api.add_review_label(
-            db,
-            "lexical",
-            "retrieval",
-            item,
-            reviewer=reviewer,
-            kind="hit",
-            target="a1",
-            grade=grade,
-        )
+        _grade_a1(db, reviewer, item, grade)
     rows, differ = api.review_judgments(db)
     assert (len(rows), differ) == (1, 1)
     store = ["--from-store", "--store", str(db), "--kind", "hit", "--json"]
