@@ -151,3 +151,49 @@ def test_a_runs_report_reads_its_dataset_once(
     cli_output(["evaluate", str(dataset), "-s", "lexical", "--out", str(out), "--quiet"])
     assert TEXT in (out / "report.html").read_text()
     assert reads == []
+
+
+def test_a_suite_built_in_code_finds_its_dataset_where_the_run_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite without a file (the API's, an optimization's candidates) names its dataset
+    relative to the run's `base`: read back from where the run read it, not from the
+    directory the viewer is started in."""
+    from memgauge import api
+    from memgauge.runs.hit_texts import hit_texts
+    from memgauge.runs.suite import Suite
+
+    where = tmp_path / "suite"
+    where.mkdir()
+    shutil.copy(BUNDLE, where / "tiny.yaml")
+    task = {"name": "retrieval", "kind": "retrieval", "dataset": "tiny.yaml", "k": 2}
+    suite = Suite.model_validate(
+        {
+            "name": "tiny-suite",
+            "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+            "tasks": [{**task, "evaluators": [{"retrieval": "Recall@2"}]}],
+        }
+    )
+    db = tmp_path / "runs.db"
+    report = api.run_suite(suite, store=db, base=where)
+    monkeypatch.chdir(tmp_path)
+    with SuiteRunStore(db) as store:
+        run = store.get_run(report.run_id)
+    assert run is not None
+    texts = hit_texts(run)
+    assert texts.missing == {}
+    assert texts.texts["retrieval"]["m1"] == TEXT
+
+
+def test_a_dataset_given_in_memory_says_so(tmp_path: Path) -> None:
+    from memgauge import api
+    from memgauge.runs.hit_texts import hit_texts
+
+    db = tmp_path / "runs.db"
+    report = api.evaluate(api.load_dataset(BUNDLE), ["lexical"], store=db)
+    with SuiteRunStore(db) as store:
+        run = store.get_run(report.run_id)
+    assert run is not None
+    assert hit_texts(run).note("retrieval") == (
+        "text not kept: the run's dataset was given in memory, not read from a file"
+    )

@@ -64,6 +64,9 @@ def hit_texts(run: RunRecord) -> HitTexts:
     """The memory texts of `run`'s retrieval tasks, read from their datasets (see the module
     docstring)."""
     recorded = run.provenance.get("datasets") or {}
+    # where the run read each dataset (absolute); a run recorded before it was kept reads a
+    # relative path against its suite file's directory
+    paths = run.provenance.get("dataset_paths")
     base = Path(run.suite_path).parent if run.suite_path else None
     texts: dict[str, Mapping[str, str]] = {}
     missing: dict[str, str] = {}
@@ -71,7 +74,8 @@ def hit_texts(run: RunRecord) -> HitTexts:
         if not isinstance(task, Mapping) or task.get("kind") != "retrieval":
             continue
         name = str(task.get("name"))
-        found = _texts(task, base, recorded.get(name))
+        dataset = task.get("dataset") if paths is None else paths.get(name)
+        found = _texts(dataset, task.get("dataset_kind"), base, recorded.get(name))
         if isinstance(found, str):
             missing[name] = found
         else:
@@ -79,9 +83,9 @@ def hit_texts(run: RunRecord) -> HitTexts:
     return HitTexts(texts, missing)
 
 
-def _texts(task: Mapping[str, Any], base: Path | None, sha256: Any) -> dict[str, str] | str:
-    """The task's memory texts, or why they cannot be told."""
-    dataset = task.get("dataset")
+def _texts(dataset: Any, kind: Any, base: Path | None, sha256: Any) -> dict[str, str] | str:
+    """The memory texts of a task's `dataset` (its path) of `kind`, or why they cannot be
+    told."""
     if not isinstance(dataset, str) or not isinstance(sha256, str):
         return "the run's dataset was given in memory, not read from a file"
     path = Path(dataset)
@@ -89,7 +93,6 @@ def _texts(task: Mapping[str, Any], base: Path | None, sha256: Any) -> dict[str,
         path = base / path
     if not path.exists():
         return f"the dataset is no longer at {path}"
-    kind = task.get("dataset_kind")
     try:
         found_sha, texts = _read(path.resolve(), kind if isinstance(kind, str) else None)
     except (MemgaugeError, OSError, ValueError) as exc:
