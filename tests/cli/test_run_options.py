@@ -364,3 +364,29 @@ def test_no_report_or_export_replaces_a_sqlite_store(
     err = " ".join(capsys.readouterr().err.split())
     assert f"cannot use {db}: it holds a SQLite database (a results store?)" in err, err
     assert db.read_bytes() == kept
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_no_export_replaces_a_sqlite_store_s_journal(
+    suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs export ID --out r.db-wal` replaced the write-ahead log of a store another process
+    had open (`memgauge view`, a run going): its transactions not yet in r.db lost. The
+    files SQLite keeps beside a database are refused as the database is."""
+    import sqlite3
+
+    db = tmp_path / "r.db"
+    assert main([*_commands(tmp_path)["operations"], "--store", str(db), "--json"]) in (0, 1)
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    beside = tmp_path / f"r.db{suffix}"
+    reader = sqlite3.connect(db)  # holds the -wal and -shm while open, as a viewer does
+    try:
+        reader.execute("SELECT count(*) FROM suite_runs").fetchone()
+        kept = beside.read_bytes() if beside.exists() else None
+        code = main(["runs", "export", run_id, "--store", str(db), "--out", str(beside)])
+        err = " ".join(capsys.readouterr().err.split())
+        assert code == 2, err
+        assert f"cannot use {beside}: it is a SQLite database's journal" in err, err
+        assert (beside.read_bytes() if beside.exists() else None) == kept
+    finally:
+        reader.close()

@@ -72,6 +72,10 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
     written as `open(path, "w")` writes it: a rename would put a regular file in its place (as
     root, /dev/stdout or /dev/full replaced for every process). A symbolic link is followed:
     the file it names is rewritten, the link kept.
+
+    A file that holds a SQLite database (a results store), or is named as one of the files
+    SQLite keeps beside one (`r.db-wal`, `-shm`, `-journal`), is never replaced:
+    FileExistsError.
     """
     target = Path(path)
     if _special(target):
@@ -93,6 +97,14 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
             "replaces: give another file",
             os.fspath(path),
         )
+    if _journal_of_sqlite(target):
+        # `--out r.db-wal` while a viewer has r.db open: its commits not yet in r.db, gone
+        raise FileExistsError(
+            errno.EEXIST,
+            "it is a SQLite database's journal (of a results store?), which nothing memgauge "
+            "writes replaces: give another file",
+            os.fspath(path),
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(target)
     try:
@@ -108,6 +120,8 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
 
 #: the first bytes of every SQLite database file
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: the files SQLite keeps beside a database `NAME` while it is open or mid-write: NAME-wal ...
+_SQLITE_JOURNALS = ("-wal", "-shm", "-journal")
 
 
 def _holds_sqlite(path: Path) -> bool:
@@ -117,6 +131,15 @@ def _holds_sqlite(path: Path) -> bool:
             return fh.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
     except OSError:  # none there (or unreadable: the write names the problem)
         return False
+
+
+def _journal_of_sqlite(path: Path) -> bool:
+    """Whether `path` is named as one of the files SQLite keeps beside a database that is
+    there (`r.db-wal` beside `r.db`), whether or not SQLite has made it yet."""
+    return any(
+        path.name.endswith(end) and _holds_sqlite(path.with_name(path.name.removesuffix(end)))
+        for end in _SQLITE_JOURNALS
+    )
 
 
 @contextmanager
