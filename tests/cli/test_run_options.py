@@ -363,6 +363,8 @@ def test_no_report_or_export_replaces_a_sqlite_store(
     assert main([*argv, "--store", str(db)]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"cannot use {db}: it holds a SQLite database (a results store?)" in err, err
+    # the refusal says what to do; not followed by the hint of an output directory
+    assert err.endswith("give another file"), err
     assert db.read_bytes() == kept
 
 
@@ -387,6 +389,7 @@ def test_no_export_replaces_a_sqlite_store_s_journal(
         err = " ".join(capsys.readouterr().err.split())
         assert code == 2, err
         assert f"cannot use {beside}: it is a SQLite database's journal" in err, err
+        assert err.endswith("give another file"), err
         assert (beside.read_bytes() if beside.exists() else None) == kept
     finally:
         reader.close()

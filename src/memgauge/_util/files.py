@@ -20,6 +20,7 @@ from typing import BinaryIO
 from memgauge._util.process import host_name, is_alive, this_process
 
 __all__ = [
+    "ReplaceRefusedError",
     "atomic_write_bytes",
     "atomic_write_text",
     "atomic_writer",
@@ -75,7 +76,7 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
 
     A file that holds a SQLite database (a results store), or is named as one of the files
     SQLite keeps beside one (`r.db-wal`, `-shm`, `-journal`), is never replaced:
-    FileExistsError.
+    `ReplaceRefusedError`.
     """
     target = Path(path)
     if _special(target):
@@ -91,7 +92,7 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
         target = Path(os.path.realpath(target))
     if _holds_sqlite(target):
         # `runs export ID --out r.db --store r.db`: the store it read, every run in it, gone
-        raise FileExistsError(
+        raise ReplaceRefusedError(
             errno.EEXIST,
             "it holds a SQLite database (a results store?), which nothing memgauge writes "
             "replaces: give another file",
@@ -99,7 +100,7 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
         )
     if _journal_of_sqlite(target):
         # `--out r.db-wal` while a viewer has r.db open: its commits not yet in r.db, gone
-        raise FileExistsError(
+        raise ReplaceRefusedError(
             errno.EEXIST,
             "it is a SQLite database's journal (of a results store?), which nothing memgauge "
             "writes replaces: give another file",
@@ -116,6 +117,10 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+class ReplaceRefusedError(FileExistsError):
+    """A file `atomic_writer` does not replace; its `strerror` says why and what to do."""
 
 
 #: the first bytes of every SQLite database file
