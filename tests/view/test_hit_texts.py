@@ -197,3 +197,23 @@ def test_a_dataset_given_in_memory_says_so(tmp_path: Path) -> None:
     assert hit_texts(run).note("retrieval") == (
         "text not kept: the run's dataset was given in memory, not read from a file"
     )
+
+
+def test_a_dataset_directory_edited_in_place_shows_no_text_and_says_why(tmp_path: Path) -> None:
+    """A directory's own mtime and size stay as they were when a file in it is rewritten in
+    place: the run's texts, kept for its report, were shown as the dataset's although its
+    memories.jsonl no longer held them."""
+    from memgauge import api
+    from memgauge.data.io import save_retrieval_dataset
+
+    dataset = tmp_path / "tiny"
+    save_retrieval_dataset(api.load_dataset(BUNDLE), dataset)
+    db = tmp_path / "runs.db"
+    cli_output(["evaluate", str(dataset), "-s", "lexical", "--store", str(db), "--quiet"])
+    with SuiteRunStore(db) as store:
+        run_id = store.list_runs(1)[0]["run_id"]
+    memories = dataset / "memories.jsonl"
+    memories.write_text(memories.read_text().replace(TEXT, "Deploys go out on Fridays"))
+    html = _page(db, _item_url(run_id))
+    assert TEXT not in html.split("Ranked hits")[1]
+    assert "text not kept: the dataset changed since the run" in html

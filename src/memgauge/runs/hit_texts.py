@@ -22,9 +22,12 @@ from memgauge.errors import MemgaugeError
 
 __all__ = ["HitTexts", "hit_texts", "remember"]
 
-#: (resolved path, dataset kind) -> ((mtime_ns, size), sha256, texts): a file read and hashed
-#: once while it is unchanged (an item page, then the next: the same LoCoMo file)
-_READ: dict[tuple[str, str | None], tuple[tuple[int, int], str, dict[str, str]]] = {}
+#: what tells a dataset unchanged: per file (a directory's every file), its name, inode,
+#: mtime_ns and size
+_Stamp = tuple[tuple[str, int, int, int], ...]
+#: (resolved path, dataset kind) -> (stamp, sha256, texts): a dataset read and hashed once
+#: while it is unchanged (an item page, then the next: the same LoCoMo file)
+_READ: dict[tuple[str, str | None], tuple[_Stamp, str, dict[str, str]]] = {}
 _LOCK = threading.Lock()
 
 
@@ -106,16 +109,27 @@ def remember(path: Path, kind: str | None, sha256: str, dataset: Any) -> None:
     """Keep the texts of the dataset a run has just read from `path` (and hashed), so that its
     report in the same process (`evaluate --out`, `run`) reads the file again for nothing."""
     try:
-        st = path.stat()
+        stamp = _stamp(path)
         key = (str(path.resolve()), kind)
     except OSError:
         return
     texts = {m.id: m.text for m in dataset.memories}
     with _LOCK:
-        _keep(key, ((st.st_mtime_ns, st.st_size), sha256, texts))
+        _keep(key, (stamp, sha256, texts))
 
 
-def _keep(key: tuple[str, str | None], found: tuple[tuple[int, int], str, dict[str, str]]) -> None:
+def _stamp(path: Path) -> _Stamp:
+    """What changes when the dataset at `path` does: a file's, or each file's of a directory
+    (whose own mtime and size stay as they were when a file in it is rewritten in place)."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    stamp = []
+    for f in files:
+        st = f.stat()
+        stamp.append((str(f), st.st_ino, st.st_mtime_ns, st.st_size))
+    return tuple(stamp)
+
+
+def _keep(key: tuple[str, str | None], found: tuple[_Stamp, str, dict[str, str]]) -> None:
     if key not in _READ and len(_READ) >= 4:
         _READ.pop(next(iter(_READ)))
     _READ[key] = found
@@ -126,8 +140,7 @@ def _read(path: Path, kind: str | None) -> tuple[str, dict[str, str]]:
     from memgauge.aggregates.ir import dataset_sha256
     from memgauge.data.readers import load_retrieval_source
 
-    st = path.stat()
-    stamp = (st.st_mtime_ns, st.st_size)
+    stamp = _stamp(path)
     key = (str(path), kind)
     with _LOCK:
         cached = _READ.get(key)
