@@ -340,6 +340,21 @@ def test_a_junit_file_over_the_results_store_is_refused_before_the_run(
     assert not db.exists()
 
 
+def test_a_junit_file_over_the_results_store_s_journal_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--junit r.db-wal --store r.db` ran, recorded the run, and only then was refused the
+    write beside the store it had just made (exit 2 after the run): refused before it, as
+    `--junit r.db` is."""
+    db = tmp_path / "r.db"
+    journal = tmp_path / "r.db-wal"
+    code = main([*_commands(tmp_path)["operations"], "--store", str(db), "--junit", str(journal)])
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"the results store's journal and --junit both name {journal}" in err, err
+    assert not db.exists()
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -26,6 +26,7 @@ __all__ = [
     "atomic_writer",
     "exclusive_lock",
     "sha256_file",
+    "sqlite_journals",
     "temp_dir_beside",
 ]
 
@@ -145,6 +146,11 @@ def _journal_of_sqlite(path: Path) -> bool:
         path.name.endswith(end) and _holds_sqlite(path.with_name(path.name.removesuffix(end)))
         for end in _SQLITE_JOURNALS
     )
+
+
+def sqlite_journals(database: Path) -> list[Path]:
+    """The files SQLite keeps beside `database` while it is open or mid-write."""
+    return [database.with_name(database.name + end) for end in _SQLITE_JOURNALS]
 
 
 @contextmanager
