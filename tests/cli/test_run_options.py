@@ -340,6 +340,21 @@ def test_a_junit_file_over_the_results_store_is_refused_before_the_run(
     assert not db.exists()
 
 
+def test_a_junit_file_over_the_results_store_s_journal_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--junit r.db-wal --store r.db` ran, recorded the run, and only then was refused the
+    write beside the store it had just made (exit 2 after the run): refused before it, as
+    `--junit r.db` is."""
+    db = tmp_path / "r.db"
+    journal = tmp_path / "r.db-wal"
+    code = main([*_commands(tmp_path)["operations"], "--store", str(db), "--junit", str(journal)])
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"the results store's journal and --junit both name {journal}" in err, err
+    assert not db.exists()
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -363,4 +378,33 @@ def test_no_report_or_export_replaces_a_sqlite_store(
     assert main([*argv, "--store", str(db)]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"cannot use {db}: it holds a SQLite database (a results store?)" in err, err
+    # the refusal says what to do; not followed by the hint of an output directory
+    assert err.endswith("give another file"), err
     assert db.read_bytes() == kept
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_no_export_replaces_a_sqlite_store_s_journal(
+    suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs export ID --out r.db-wal` replaced the write-ahead log of a store another process
+    had open (`memgauge view`, a run going): its transactions not yet in r.db lost. The
+    files SQLite keeps beside a database are refused as the database is."""
+    import sqlite3
+
+    db = tmp_path / "r.db"
+    assert main([*_commands(tmp_path)["operations"], "--store", str(db), "--json"]) in (0, 1)
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    beside = tmp_path / f"r.db{suffix}"
+    reader = sqlite3.connect(db)  # holds the -wal and -shm while open, as a viewer does
+    try:
+        reader.execute("SELECT count(*) FROM suite_runs").fetchone()
+        kept = beside.read_bytes() if beside.exists() else None
+        code = main(["runs", "export", run_id, "--store", str(db), "--out", str(beside)])
+        err = " ".join(capsys.readouterr().err.split())
+        assert code == 2, err
+        assert f"cannot use {beside}: it is a SQLite database's journal" in err, err
+        assert err.endswith("give another file"), err
+        assert (beside.read_bytes() if beside.exists() else None) == kept
+    finally:
+        reader.close()

@@ -87,6 +87,8 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "longmemeval_lines_missing_field.json": (2, "[1]: missing fields ['question_type']"),
     "suite_unknown_evaluator.yaml": (9, "unknown evaluator 'bleu'"),
     "suite_bad_weight.yaml": (9, "greater than 0"),
+    # its row and the task's combined score shared one name in every view
+    "suite_evaluator_labelled_combined.yaml": (10, "'combined' names the task's combined score"),
     "suite_missing_dataset.yaml": (8, "does not exist"),
     "suite_script_task_without_script.yaml": (8, "needs a script evaluator"),
     "suite_optimize_bad_constraint.yaml": (12, "write [TASK/]MEASURE OP NUMBER"),

@@ -151,3 +151,69 @@ def test_a_runs_report_reads_its_dataset_once(
     cli_output(["evaluate", str(dataset), "-s", "lexical", "--out", str(out), "--quiet"])
     assert TEXT in (out / "report.html").read_text()
     assert reads == []
+
+
+def test_a_suite_built_in_code_finds_its_dataset_where_the_run_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite without a file (the API's, an optimization's candidates) names its dataset
+    relative to the run's `base`: read back from where the run read it, not from the
+    directory the viewer is started in."""
+    from memgauge import api
+    from memgauge.runs.hit_texts import hit_texts
+    from memgauge.runs.suite import Suite
+
+    where = tmp_path / "suite"
+    where.mkdir()
+    shutil.copy(BUNDLE, where / "tiny.yaml")
+    task = {"name": "retrieval", "kind": "retrieval", "dataset": "tiny.yaml", "k": 2}
+    suite = Suite.model_validate(
+        {
+            "name": "tiny-suite",
+            "subjects": {"lexical": {"reference": {"mode": "lexical"}}},
+            "tasks": [{**task, "evaluators": [{"retrieval": "Recall@2"}]}],
+        }
+    )
+    db = tmp_path / "runs.db"
+    report = api.run_suite(suite, store=db, base=where)
+    monkeypatch.chdir(tmp_path)
+    with SuiteRunStore(db) as store:
+        run = store.get_run(report.run_id)
+    assert run is not None
+    texts = hit_texts(run)
+    assert texts.missing == {}
+    assert texts.texts["retrieval"]["m1"] == TEXT
+
+
+def test_a_dataset_given_in_memory_says_so(tmp_path: Path) -> None:
+    from memgauge import api
+    from memgauge.runs.hit_texts import hit_texts
+
+    db = tmp_path / "runs.db"
+    report = api.evaluate(api.load_dataset(BUNDLE), ["lexical"], store=db)
+    with SuiteRunStore(db) as store:
+        run = store.get_run(report.run_id)
+    assert run is not None
+    assert hit_texts(run).note("retrieval") == (
+        "text not kept: the run's dataset was given in memory, not read from a file"
+    )
+
+
+def test_a_dataset_directory_edited_in_place_shows_no_text_and_says_why(tmp_path: Path) -> None:
+    """A directory's own mtime and size stay as they were when a file in it is rewritten in
+    place: the run's texts, kept for its report, were shown as the dataset's although its
+    memories.jsonl no longer held them."""
+    from memgauge import api
+    from memgauge.data.io import save_retrieval_dataset
+
+    dataset = tmp_path / "tiny"
+    save_retrieval_dataset(api.load_dataset(BUNDLE), dataset)
+    db = tmp_path / "runs.db"
+    cli_output(["evaluate", str(dataset), "-s", "lexical", "--store", str(db), "--quiet"])
+    with SuiteRunStore(db) as store:
+        run_id = store.list_runs(1)[0]["run_id"]
+    memories = dataset / "memories.jsonl"
+    memories.write_text(memories.read_text().replace(TEXT, "Deploys go out on Fridays"))
+    html = _page(db, _item_url(run_id))
+    assert TEXT not in html.split("Ranked hits")[1]
+    assert "text not kept: the dataset changed since the run" in html

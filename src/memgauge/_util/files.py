@@ -20,11 +20,13 @@ from typing import BinaryIO
 from memgauge._util.process import host_name, is_alive, this_process
 
 __all__ = [
+    "ReplaceRefusedError",
     "atomic_write_bytes",
     "atomic_write_text",
     "atomic_writer",
     "exclusive_lock",
     "sha256_file",
+    "sqlite_journals",
     "temp_dir_beside",
 ]
 
@@ -72,6 +74,10 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
     written as `open(path, "w")` writes it: a rename would put a regular file in its place (as
     root, /dev/stdout or /dev/full replaced for every process). A symbolic link is followed:
     the file it names is rewritten, the link kept.
+
+    A file that holds a SQLite database (a results store), or is named as one of the files
+    SQLite keeps beside one (`r.db-wal`, `-shm`, `-journal`), is never replaced:
+    `ReplaceRefusedError`.
     """
     target = Path(path)
     if _special(target):
@@ -87,10 +93,18 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
         target = Path(os.path.realpath(target))
     if _holds_sqlite(target):
         # `runs export ID --out r.db --store r.db`: the store it read, every run in it, gone
-        raise FileExistsError(
+        raise ReplaceRefusedError(
             errno.EEXIST,
             "it holds a SQLite database (a results store?), which nothing memgauge writes "
             "replaces: give another file",
+            os.fspath(path),
+        )
+    if _journal_of_sqlite(target):
+        # `--out r.db-wal` while a viewer has r.db open: its commits not yet in r.db, gone
+        raise ReplaceRefusedError(
+            errno.EEXIST,
+            "it is a SQLite database's journal (of a results store?), which nothing memgauge "
+            "writes replaces: give another file",
             os.fspath(path),
         )
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -106,8 +120,14 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
         raise
 
 
+class ReplaceRefusedError(FileExistsError):
+    """A file `atomic_writer` does not replace; its `strerror` says why and what to do."""
+
+
 #: the first bytes of every SQLite database file
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: the files SQLite keeps beside a database `NAME` while it is open or mid-write: NAME-wal ...
+_SQLITE_JOURNALS = ("-wal", "-shm", "-journal")
 
 
 def _holds_sqlite(path: Path) -> bool:
@@ -117,6 +137,20 @@ def _holds_sqlite(path: Path) -> bool:
             return fh.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
     except OSError:  # none there (or unreadable: the write names the problem)
         return False
+
+
+def _journal_of_sqlite(path: Path) -> bool:
+    """Whether `path` is named as one of the files SQLite keeps beside a database that is
+    there (`r.db-wal` beside `r.db`), whether or not SQLite has made it yet."""
+    return any(
+        path.name.endswith(end) and _holds_sqlite(path.with_name(path.name.removesuffix(end)))
+        for end in _SQLITE_JOURNALS
+    )
+
+
+def sqlite_journals(database: Path) -> list[Path]:
+    """The files SQLite keeps beside `database` while it is open or mid-write."""
+    return [database.with_name(database.name + end) for end in _SQLITE_JOURNALS]
 
 
 @contextmanager

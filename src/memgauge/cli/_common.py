@@ -16,6 +16,7 @@ import click
 from click.core import ParameterSource
 
 from memgauge import api
+from memgauge._util.files import sqlite_journals
 
 if TYPE_CHECKING:
     from click.decorators import FC
@@ -123,12 +124,15 @@ def distinct_outputs(
 ) -> None:
     """Exit 2 when two output options (`{flag: path}`, None for one not given) name the same
     path: the second would overwrite the first's file (or write a file over its directory);
-    or when one names the results store's file (`store`: the command's --store; False for
-    none), which it would replace with a report, every run in it lost."""
+    or when one names the results store's file or a journal SQLite keeps beside it (`store`:
+    the command's --store; False for none), which it would replace with a report, every run
+    in it (or those not yet in the file) lost."""
     seen: dict[Path, str] = {}
     kept = None if store is False else api.results_store(store).path
     if kept is not None:
         seen[kept.resolve()] = "the results store"
+        for journal in sqlite_journals(kept):
+            seen[journal.resolve()] = "the results store's journal"
     for flag, path in named.items():
         if path is None:
             continue

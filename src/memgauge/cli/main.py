@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 
+from memgauge._util.files import ReplaceRefusedError
 from memgauge._util.gcquiet import GC_THRESHOLD, collector_paused
 from memgauge._util.interrupts import as_ctrl_c, interrupted_by, reset_interruption
 from memgauge._util.listing import counted
@@ -434,6 +435,8 @@ def _os_error_text(exc: OSError) -> str:
     where = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
     if exc.errno in _SPACE_ERRNOS:
         return f"cannot write {where}: {exc.strerror}; free some space and run again"
+    if isinstance(exc, ReplaceRefusedError):
+        return f"cannot use {where}: {exc.strerror}"  # which says what to do
     return (
         f"cannot use {where}: {exc.strerror}; check the path (an output path must be a "
         "directory you can write, or not exist yet)"

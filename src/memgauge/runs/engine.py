@@ -285,6 +285,9 @@ def _create(
             "seed": suite.seed,
             "suite_git_commit": _git_commit(suite_path),
             "datasets": {t.spec.name: t.dataset_sha256 for t in plan},
+            "dataset_paths": {
+                t.spec.name: str(t.dataset_path) for t in plan if t.dataset_path is not None
+            },
             "skipped_unjudged": {t.spec.name: t.n_skipped for t in plan if t.n_skipped},
             "prompts": _prompt_hashes(plan),
         },

@@ -22,9 +22,12 @@ from memgauge.errors import MemgaugeError
 
 __all__ = ["HitTexts", "hit_texts", "remember"]
 
-#: (resolved path, dataset kind) -> ((mtime_ns, size), sha256, texts): a file read and hashed
-#: once while it is unchanged (an item page, then the next: the same LoCoMo file)
-_READ: dict[tuple[str, str | None], tuple[tuple[int, int], str, dict[str, str]]] = {}
+#: what tells a dataset unchanged: per file (a directory's every file), its name, inode,
+#: mtime_ns and size
+_Stamp = tuple[tuple[str, int, int, int], ...]
+#: (resolved path, dataset kind) -> (stamp, sha256, texts): a dataset read and hashed once
+#: while it is unchanged (an item page, then the next: the same LoCoMo file)
+_READ: dict[tuple[str, str | None], tuple[_Stamp, str, dict[str, str]]] = {}
 _LOCK = threading.Lock()
 
 
@@ -64,6 +67,9 @@ def hit_texts(run: RunRecord) -> HitTexts:
     """The memory texts of `run`'s retrieval tasks, read from their datasets (see the module
     docstring)."""
     recorded = run.provenance.get("datasets") or {}
+    # where the run read each dataset (absolute); a run recorded before it was kept reads a
+    # relative path against its suite file's directory
+    paths = run.provenance.get("dataset_paths")
     base = Path(run.suite_path).parent if run.suite_path else None
     texts: dict[str, Mapping[str, str]] = {}
     missing: dict[str, str] = {}
@@ -71,7 +77,8 @@ def hit_texts(run: RunRecord) -> HitTexts:
         if not isinstance(task, Mapping) or task.get("kind") != "retrieval":
             continue
         name = str(task.get("name"))
-        found = _texts(task, base, recorded.get(name))
+        dataset = task.get("dataset") if paths is None else paths.get(name)
+        found = _texts(dataset, task.get("dataset_kind"), base, recorded.get(name))
         if isinstance(found, str):
             missing[name] = found
         else:
@@ -79,9 +86,9 @@ def hit_texts(run: RunRecord) -> HitTexts:
     return HitTexts(texts, missing)
 
 
-def _texts(task: Mapping[str, Any], base: Path | None, sha256: Any) -> dict[str, str] | str:
-    """The task's memory texts, or why they cannot be told."""
-    dataset = task.get("dataset")
+def _texts(dataset: Any, kind: Any, base: Path | None, sha256: Any) -> dict[str, str] | str:
+    """The memory texts of a task's `dataset` (its path) of `kind`, or why they cannot be
+    told."""
     if not isinstance(dataset, str) or not isinstance(sha256, str):
         return "the run's dataset was given in memory, not read from a file"
     path = Path(dataset)
@@ -89,7 +96,6 @@ def _texts(task: Mapping[str, Any], base: Path | None, sha256: Any) -> dict[str,
         path = base / path
     if not path.exists():
         return f"the dataset is no longer at {path}"
-    kind = task.get("dataset_kind")
     try:
         found_sha, texts = _read(path.resolve(), kind if isinstance(kind, str) else None)
     except (MemgaugeError, OSError, ValueError) as exc:
@@ -103,16 +109,27 @@ def remember(path: Path, kind: str | None, sha256: str, dataset: Any) -> None:
     """Keep the texts of the dataset a run has just read from `path` (and hashed), so that its
     report in the same process (`evaluate --out`, `run`) reads the file again for nothing."""
     try:
-        st = path.stat()
+        stamp = _stamp(path)
         key = (str(path.resolve()), kind)
     except OSError:
         return
     texts = {m.id: m.text for m in dataset.memories}
     with _LOCK:
-        _keep(key, ((st.st_mtime_ns, st.st_size), sha256, texts))
+        _keep(key, (stamp, sha256, texts))
 
 
-def _keep(key: tuple[str, str | None], found: tuple[tuple[int, int], str, dict[str, str]]) -> None:
+def _stamp(path: Path) -> _Stamp:
+    """What changes when the dataset at `path` does: a file's, or each file's of a directory
+    (whose own mtime and size stay as they were when a file in it is rewritten in place)."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    stamp = []
+    for f in files:
+        st = f.stat()
+        stamp.append((str(f), st.st_ino, st.st_mtime_ns, st.st_size))
+    return tuple(stamp)
+
+
+def _keep(key: tuple[str, str | None], found: tuple[_Stamp, str, dict[str, str]]) -> None:
     if key not in _READ and len(_READ) >= 4:
         _READ.pop(next(iter(_READ)))
     _READ[key] = found
@@ -123,8 +140,7 @@ def _read(path: Path, kind: str | None) -> tuple[str, dict[str, str]]:
     from memgauge.aggregates.ir import dataset_sha256
     from memgauge.data.readers import load_retrieval_source
 
-    st = path.stat()
-    stamp = (st.st_mtime_ns, st.st_size)
+    stamp = _stamp(path)
     key = (str(path), kind)
     with _LOCK:
         cached = _READ.get(key)

@@ -117,7 +117,12 @@ def plan_task(
         raise UsageError(depth_error(task.k, least))
     path = base / task.dataset if task.dataset is not None else None
     planning = Planning(task, base, path, evaluators, aggregates, given)
-    return repeated(kind_of(task.kind).plan(planning), task.repeat or 1)
+    planned = kind_of(task.kind).plan(planning)
+    if path is not None and path.exists():
+        # where a run's pages read its hits' texts back (`runs.hit_texts`): a suite built in
+        # code has no file its relative paths could be read against later
+        planned = dataclasses.replace(planned, dataset_path=path.resolve())
+    return repeated(planned, task.repeat or 1)
 
 
 def plan_frame(task: TaskSpec, base: Path) -> PlannedTask:

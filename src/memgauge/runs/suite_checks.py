@@ -18,6 +18,7 @@ from memgauge._util.imports import import_roots
 from memgauge.aggregates.targets import parse_target
 from memgauge.data.detect import DATASET_KINDS
 from memgauge.data.jsonio import line_of, problems_from_validation
+from memgauge.data.records import COMBINED
 from memgauge.errors import Problem, UsageError
 from memgauge.runs.depth import depth_error
 from memgauge.runs.kinds import KINDS, kind_of
@@ -77,6 +78,13 @@ def suite_problems(
             label = evaluator_label(entry, task.evaluators)
             if label in labels:
                 message = f"two evaluators are called {label!r}; give one a label:"
+                problems.append(_problem(file, node, ("tasks", i, "evaluators", j), message))
+            elif label == COMBINED and len(task.evaluators) > 1:
+                # results show a task's combined score beside its evaluators, under this name
+                message = (
+                    f"the label {label!r} names the task's combined score (its evaluators' "
+                    "weighted mean); give this evaluator another label"
+                )
                 problems.append(_problem(file, node, ("tasks", i, "evaluators", j), message))
             labels.add(label)
     valid = {i for i, _ in tasks}

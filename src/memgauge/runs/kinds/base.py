@@ -106,7 +106,8 @@ class PlannedItem:
 class PlannedTask:
     """A task with everything loaded: items, memories per corpus, built evaluators and
     aggregates. `dataset_sha256`: the content hash of `dataset` (`aggregates.ir.dataset_sha256`)
-    for a task that has one, else of its dataset file."""
+    for a task that has one, else of its dataset file. `dataset_path`: where its dataset was
+    read from (absolute), None for a task with no dataset file (given in memory)."""
 
     spec: TaskSpec
     items: list[PlannedItem]
@@ -117,6 +118,7 @@ class PlannedTask:
     aggregates: list[Aggregate] = field(default_factory=list)
     dataset: RetrievalDataset | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    dataset_path: Path | None = None
 
     def memories_for(self, corpus: str | None) -> list[Memory] | None:
         """The memories a subject holds while answering items of `corpus` (None: no ingestion)."""
