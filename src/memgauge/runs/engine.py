@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.imports import import_roots, rooted
 from memgauge._util.interrupts import deaf_to_ctrl_c
+from memgauge._util.model import short_repr
 from memgauge._util.preload import preload
 from memgauge._version import __version__
 from memgauge.aggregates.targets import MeasureRef, unmatched_error
@@ -126,6 +127,11 @@ class RunReport:
     judge_unreachable: bool = False
     judge_error: str | None = None
     warnings: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """Each field, a long one by its size (`items`: how many), as the records show theirs."""
+        shown = (f"{f.name}={short_repr(getattr(self, f.name))!r}" for f in fields(self))
+        return f"RunReport({', '.join(shown)})"
 
     @property
     def run_id(self) -> str:
