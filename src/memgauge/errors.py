@@ -178,6 +178,19 @@ class RunInterrupted(KeyboardInterrupt):
         self.resumable = resumable
         super().__init__(run_id)
 
+    def __str__(self) -> str:
+        """What a program (a notebook's traceback) is told: the run, and how to finish it (the
+        command line says its own, naming its flags)."""
+        if not self.resumable:
+            return (
+                f"run {self.run_id} was interrupted; it was kept in memory only"
+                f" ({argument('store', False)}): nothing to resume"
+            )
+        return (
+            f"run {self.run_id} was interrupted and is kept as cancelled; finish it with the same"
+            f" call and {argument('resume', repr(self.run_id))}"
+        )
+
 
 class CacheMissError(LLMError):
     """Replaying from the cache only, and this request was never made before."""

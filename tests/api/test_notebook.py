@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import signal
+from pathlib import Path
+
+import pytest
+
 import memgauge
 from memgauge.data.demo import demo_dataset
+from memgauge.data.models import Memory
+from memgauge.errors import RunInterrupted
 
 
 def test_a_run_and_its_records_show_a_readable_repr() -> None:
@@ -21,3 +28,43 @@ def test_a_run_and_its_records_show_a_readable_repr() -> None:
     measure = summary.measures()[0]
     assert f"value={measure.value!r}" in repr(measure)
     assert f"n_scored={measure.n_scored}" in repr(measure)
+
+
+class _Words:
+    """A memory that finds a memory sharing a word with the query; `stop_at`: the search that
+    Ctrl-C (a notebook's interrupt) lands in."""
+
+    def __init__(self, stop_at: int | None = None) -> None:
+        self.stop_at = stop_at
+        self.searches = 0
+
+    def reset(self) -> None:
+        self.items: list[Memory] = []
+
+    def ingest(self, memories: list[Memory]) -> None:
+        self.items += memories
+
+    def search(self, query: str, k: int) -> list[dict[str, str]]:
+        self.searches += 1
+        if self.searches == self.stop_at:
+            signal.raise_signal(signal.SIGINT)
+        words = set(query.lower().split())
+        return [{"id": m.id} for m in self.items if words & set(m.text.lower().split())][:k]
+
+
+def test_an_interrupted_run_says_how_to_resume_it_from_python(tmp_path: Path) -> None:
+    # a notebook's interrupt showed `RunInterrupted: 20261129-...`, the run id alone; it now
+    # says how to finish the run with the Python keyword, and that call finishes it
+    store = tmp_path / "results.db"
+    with pytest.raises(RunInterrupted) as stopped:
+        memgauge.evaluate(demo_dataset(), {"mine": _Words(stop_at=3)}, store=store)
+    run_id = stopped.value.run_id
+    assert memgauge.read_run(run_id, store=store).status == "cancelled"
+    said = str(stopped.value)
+    assert f"run {run_id} was interrupted and is kept as cancelled" in said
+    assert f"resume='{run_id}'" in said
+    assert "--resume" not in said
+    report = memgauge.evaluate(demo_dataset(), {"mine": _Words()}, store=store, resume=run_id)
+    assert (report.run_id, report.resumed, report.status) == (run_id, True, "completed")
+    with pytest.raises(RunInterrupted, match="kept in memory only \\(store=False\\)"):
+        memgauge.evaluate(demo_dataset(), {"mine": _Words(stop_at=3)}, store=False)
