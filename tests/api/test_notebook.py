@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import memgauge
 from memgauge.data.demo import demo_dataset
 from memgauge.data.models import Memory
-from memgauge.errors import RunInterrupted
+from memgauge.errors import RunInterrupted, UsageError
 
 
 def test_a_run_and_its_records_show_a_readable_repr() -> None:
@@ -68,3 +69,25 @@ def test_an_interrupted_run_says_how_to_resume_it_from_python(tmp_path: Path) ->
     assert (report.run_id, report.resumed, report.status) == (run_id, True, "completed")
     with pytest.raises(RunInterrupted, match="kept in memory only \\(store=False\\)"):
         memgauge.evaluate(demo_dataset(), {"mine": _Words(stop_at=3)}, store=False)
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"workers": 0}, "workers=0: give 1 or more"),
+        ({"fail_under": ["nDCG@10>>0.5"]}, "fail_under='nDCG@10>>0.5': write MEASURE=VALUE"),
+        ({"fail_under": ["bogus=0.5"]}, "fail_under bogus: no such measure in this run"),
+        ({"resume": "nope"}, "resume=nope: no such run in this store"),
+        ({"executor": "dask://host", "workers": 2}, "executor='dask://host': give the scheduler"),
+    ],
+    ids=["workers", "fail_under", "fail_under_measure", "resume", "executor"],
+)
+def test_a_bad_setting_from_python_is_named_by_its_keyword(
+    settings: dict[str, Any], said: str
+) -> None:
+    # these named the command line's flag (`--workers 0`, `--resume nope`) to a program that
+    # never wrote one
+    with pytest.raises(UsageError) as refused:
+        memgauge.evaluate(demo_dataset(), ["lexical"], store=False, **settings)
+    assert said in str(refused.value)
+    assert "--" not in str(refused.value)

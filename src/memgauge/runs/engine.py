@@ -44,7 +44,7 @@ from memgauge._version import __version__
 from memgauge.aggregates.targets import MeasureRef, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary
-from memgauge.errors import DataError, RunInterrupted, UnavailableError, UsageError
+from memgauge.errors import DataError, RunInterrupted, UnavailableError, UsageError, argument
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
@@ -333,24 +333,26 @@ def _check_resume(
 ) -> RunRecord:
     stored = recorder.get_run(run_id)
     if stored is None:
-        raise UsageError(f"--resume {run_id}: no such run in this store (see `memgauge runs list`)")
+        raise UsageError(
+            f"{argument('resume', run_id)}: no such run in this store (see `memgauge runs list`)"
+        )
     if stored.kind != kind:
         # not "the suite changed": the run was started by another command
         command = "run SUITE" if stored.kind == "suite" else stored.kind
         raise UsageError(
-            f"--resume {run_id}: that run was started by `memgauge {command}`, not this"
+            f"{argument('resume', run_id)}: that run was started by `memgauge {command}`, not this"
             f" command; resume it with `memgauge {command} ... --resume {run_id}`"
         )
     if stored.suite_sha256 != suite_sha256(suite):
         raise UsageError(
-            f"--resume {run_id}: the suite (or the command's options) changed since the run "
+            f"{argument('resume', run_id)}: the suite (or the command's options) changed since the run "
             "started; resume with the suite as it was, or start a new run"
         )
     datasets = stored.provenance.get("datasets", {})
     for task in plan:
         if datasets.get(task.spec.name) != task.dataset_sha256:
             raise UsageError(
-                f"--resume {run_id}: the dataset of task {task.spec.name!r} changed since the run "
+                f"{argument('resume', run_id)}: the dataset of task {task.spec.name!r} changed since the run "
                 "started (its sha256 differs); start a new run"
             )
     return stored
