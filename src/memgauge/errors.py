@@ -184,7 +184,7 @@ class RunInterrupted(KeyboardInterrupt):
         if not self.resumable:
             return (
                 f"run {self.run_id} was interrupted; it was kept in memory only"
-                f" ({argument('store', False)}): nothing to resume"
+                f" ({argument('store', False, flag='--no-store')}): nothing to resume"
             )
         return (
             f"run {self.run_id} was interrupted and is kept as cancelled; finish it with the same"
@@ -226,8 +226,10 @@ def on_command_line() -> bool:
 def argument(name: str, value: object = None, *, flag: str | None = None) -> str:
     """The setting `name` (a Python keyword, `pool_depth`), with `value` when given, as its
     caller wrote it: `--pool-depth N` in a command (its flag is `flag` where that is not
-    `--pool-depth`), `pool_depth=N` from Python; for a message that says what to write."""
+    `--pool-depth`), `pool_depth=N` from Python; for a message that says what to write. A
+    switch is named by its flag alone: `argument("store", False, flag="--no-store")` is
+    `--no-store` in a command, `store=False` from Python."""
     if on_command_line():
         option = flag or "--" + name.replace("_", "-")
-        return option if value is None else f"{option} {value}"
+        return option if value is None or isinstance(value, bool) else f"{option} {value}"
     return name if value is None else f"{name}={value}"

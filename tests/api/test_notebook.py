@@ -91,3 +91,18 @@ def test_a_bad_setting_from_python_is_named_by_its_keyword(
         memgauge.evaluate(demo_dataset(), ["lexical"], store=False, **settings)
     assert said in str(refused.value)
     assert "--" not in str(refused.value)
+
+
+class _Broken(_Words):
+    def search(self, query: str, k: int) -> list[dict[str, str]]:
+        raise RuntimeError("index offline")
+
+
+def test_what_a_run_and_the_llm_setup_say_from_python_names_no_flag() -> None:
+    # a failed run kept in memory said `(--no-store)`, and configure_llm named the flags
+    report = memgauge.evaluate(demo_dataset(), {"mine": _Broken()}, store=False)
+    assert report.status == "failed"
+    assert "kept in memory only (store=False), not recorded" in (report.reason or "")
+    with pytest.raises(UsageError) as refused:
+        memgauge.api.configure_llm(cache_only=True, no_cache=True)
+    assert str(refused.value) == "use at most one of cache_only, no_cache, refresh_cache"

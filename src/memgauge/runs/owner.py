@@ -69,7 +69,7 @@ def check_owner(stored: Mapping[str, Any], *, force: bool = False) -> None:
             f"{argument('resume', run_id)}: process {pid} on host {host} is driving this run (heartbeat "
             f"{_since(stored.get('heartbeat_at'))}), and this host cannot tell whether it is "
             f"alive; if it is gone, take the run over with"
-            f" {argument('resume', run_id)} and {argument('force')} set"
+            f" {argument('resume', run_id)} and {argument('force', True)}"
         )
 
 
