@@ -106,3 +106,23 @@ def test_what_a_run_and_the_llm_setup_say_from_python_names_no_flag() -> None:
     with pytest.raises(UsageError) as refused:
         memgauge.api.configure_llm(cache_only=True, no_cache=True)
     assert str(refused.value) == "use at most one of cache_only, no_cache, refresh_cache"
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"resamples": -1}, "resamples=-1: give 1 to 1,000,000"),
+        ({"rel_threshold": -1}, "rel_threshold -1: give a grade of 0 or more"),
+        ({"gain": "quadratic"}, "gain='quadratic': give 'exp' or 'linear'"),
+        ({"sprt_bounds": "bogus"}, "sprt_bounds='bogus': give 'ville' or 'wald'"),
+    ],
+    ids=["resamples", "rel_threshold", "gain", "sprt_bounds"],
+)
+def test_a_setting_out_of_range_is_named_once_by_its_keyword(
+    settings: dict[str, Any], said: str
+) -> None:
+    # these reached the suite's checks, which named the evaluator or aggregate they landed in
+    # (`tasks.0.evaluators.3.retrieval.gain: ...`), once per evaluator: seven times
+    with pytest.raises(UsageError) as refused:
+        memgauge.evaluate(demo_dataset(), ["lexical"], store=False, **settings)
+    assert str(refused.value) == said

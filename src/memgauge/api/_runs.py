@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, Unpack, get_args
 
-from memgauge._util.numbers import MDE, N_RESAMPLES
+from memgauge._util.numbers import MAX_RESAMPLES, MDE, N_RESAMPLES
 from memgauge.aggregates.base import TaskView
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
@@ -24,6 +24,8 @@ from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UsageError, argument
 from memgauge.llm.usage import load_prices, priced
+from memgauge.metrics.conventions import Gain
+from memgauge.metrics.ir import check_rel_threshold
 from memgauge.runs.engine import RUN_KINDS, Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
 from memgauge.runs.kinds.retrieval import RetrievalSettings, evaluate_suite
@@ -234,7 +236,7 @@ def evaluate(
     if isinstance(given, Iterable) and not isinstance(given, str):
         # read once here: a generator given is checked, and kept, not emptied by the check
         settings["measures"] = list(given)
-    _check_settings(resamples, sampling_rate, settings)
+    _check_settings(resamples, sampling_rate, settings, sprt_bounds)
     config = _config(
         options,
         RunConfig(
@@ -282,11 +284,13 @@ def evaluate(
 
 
 def _check_settings(
-    resamples: object, sampling_rate: object, settings: Mapping[str, object]
+    resamples: object, sampling_rate: object, settings: Mapping[str, object], bounds: object
 ) -> None:
     """TypeError naming a setting of `evaluate` of the wrong type (which would otherwise
     surface as a comparison of str and int, or a string read as a list of one-letter
-    measures), and UsageError for a sampling rate outside (0, 1]."""
+    measures), and UsageError for a value out of range, named by its keyword once (the
+    suite's checks named the evaluator or aggregate it reached, `tasks.0.evaluators.3:`, once
+    per evaluator)."""
     taken = inspect.signature(evaluate_suite).parameters
     # evaluate sets these itself: given again they would be a second value
     known = sorted(set(taken) - {"dataset", "systems", "n_resamples", "sprt", "pipeline"})
@@ -299,6 +303,8 @@ def _check_settings(
                 f" {', '.join(known)}"
             )
     whole_number("resamples", resamples, optional=False)
+    if isinstance(resamples, int) and not 1 <= resamples <= MAX_RESAMPLES:
+        raise UsageError(f"{argument('resamples', resamples)}: give 1 to {MAX_RESAMPLES:,}")
     for name in (
         "k",
         "rel_threshold",
@@ -309,6 +315,16 @@ def _check_settings(
         "concurrency",
     ):
         whole_number(name, settings.get(name))
+    threshold = settings.get("rel_threshold")
+    if isinstance(threshold, int):
+        check_rel_threshold(threshold)
+    for name, given, choices in (
+        ("gain", settings.get("gain"), get_args(Gain)),
+        ("sprt_bounds", bounds, get_args(Bounds)),
+    ):
+        if given is not None and given not in choices:
+            said = " or ".join(repr(c) for c in choices)
+            raise UsageError(f"{argument(name, repr(given))}: give {said}")
     measures = settings.get("measures", DEFAULT_MEASURES)
     if isinstance(measures, str):
         raise TypeError(f"measures takes a list of names, e.g. [{measures!r}], not one string")
