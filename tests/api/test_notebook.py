@@ -126,3 +126,15 @@ def test_a_setting_out_of_range_is_named_once_by_its_keyword(
     with pytest.raises(UsageError) as refused:
         memgauge.evaluate(demo_dataset(), ["lexical"], store=False, **settings)
     assert str(refused.value) == said
+
+
+def test_a_dataset_in_memory_with_workers_names_a_function_that_exists(tmp_path: Path) -> None:
+    # the error told a notebook to call `memgauge.save_dataset`, which is not there
+    with pytest.raises(UsageError) as refused:
+        memgauge.evaluate(demo_dataset(), ["lexical"], store=False, workers=2)
+    said = str(refused.value)
+    assert "memgauge.api.save_dataset(dataset, DIRECTORY)" in said
+    assert said.endswith("or run without workers")
+    memgauge.api.save_dataset(demo_dataset(), tmp_path / "demo")
+    report = memgauge.evaluate(tmp_path / "demo", ["lexical"], store=False)
+    assert report.status == "completed"

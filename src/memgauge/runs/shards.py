@@ -280,8 +280,9 @@ def sharded_subjects(
         return set()
     if datasets:
         raise UsageError(
-            "a dataset given in memory cannot be sent to workers: save it "
-            "(memgauge.save_dataset) and pass its path, or run without workers"
+            "a dataset given in memory cannot be sent to workers: save it"
+            " (memgauge.api.save_dataset(dataset, DIRECTORY)) and pass its path, or run"
+            f" without {argument('workers')}"
         )
     out = set()
     for name, spec in suite.subjects.items():
