@@ -138,3 +138,16 @@ def test_a_dataset_in_memory_with_workers_names_a_function_that_exists(tmp_path:
     memgauge.api.save_dataset(demo_dataset(), tmp_path / "demo")
     report = memgauge.evaluate(tmp_path / "demo", ["lexical"], store=False)
     assert report.status == "completed"
+
+
+@pytest.mark.parametrize("subpackage", ["api", "metrics", "stats"])
+def test_a_subpackage_is_there_after_import_memgauge_alone(
+    monkeypatch: pytest.MonkeyPatch, subpackage: str
+) -> None:
+    # `import memgauge` then `memgauge.api.close_llm()` (README) or `memgauge.metrics.evaluate`
+    # raised AttributeError unless something had imported the subpackage before: a fresh
+    # kernel's first cell. Taken off the package here, as a fresh `import memgauge` has it.
+    monkeypatch.delattr(memgauge, subpackage, raising=False)
+    assert getattr(memgauge, subpackage).__name__ == f"memgauge.{subpackage}"
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        memgauge.nope  # noqa: B018
