@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import memgauge
 from memgauge.data.demo import demo_dataset
 from memgauge.data.models import Memory
 from memgauge.errors import RunInterrupted, UsageError
+from memgauge.subjects.registry import SUBJECTS
 
 
 def test_a_run_and_its_records_show_a_readable_repr() -> None:
@@ -151,3 +153,33 @@ def test_a_subpackage_is_there_after_import_memgauge_alone(
     assert getattr(memgauge, subpackage).__name__ == f"memgauge.{subpackage}"
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         memgauge.nope  # noqa: B018
+
+
+class _ClosesAsync(_Words):
+    """A plug-in's memory whose `close` is `async def` (its other methods plain)."""
+
+    closed = 0
+
+    def dump(self) -> list[Memory]:
+        return [Memory(id="m1", text="the deploy runs on Tuesdays")]
+
+    async def close(self) -> None:
+        await asyncio.sleep(0)
+        _ClosesAsync.closed += 1
+
+
+def test_a_plugin_memory_with_async_close_is_closed_from_a_running_loop(tmp_path: Path) -> None:
+    # a notebook's cell runs in an event loop: closing a plug-in's memory with `async def
+    # close` called asyncio.run there, "cannot be called from a running event loop"
+    SUBJECTS.register("closes-async", _ClosesAsync)
+    spec = tmp_path / "memory.yaml"
+    spec.write_text("{closes-async: {}}\n", encoding="utf-8")
+
+    async def cell() -> list[Memory]:
+        return memgauge.api.dump_memories(str(spec))
+
+    try:
+        assert [m.id for m in asyncio.run(cell())] == ["m1"]
+    finally:
+        SUBJECTS.unregister("closes-async")
+    assert _ClosesAsync.closed == 1
