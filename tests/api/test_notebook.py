@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import signal
 from pathlib import Path
 from typing import Any
@@ -183,3 +184,19 @@ def test_a_plugin_memory_with_async_close_is_closed_from_a_running_loop(tmp_path
     finally:
         SUBJECTS.unregister("closes-async")
     assert _ClosesAsync.closed == 1
+
+
+@pytest.mark.parametrize(
+    "name", ["evaluate", "run_suite", "read_run", "load_dataset", "relevant_learnings"]
+)
+def test_help_names_every_keyword_of_the_public_functions(name: str) -> None:
+    # `help(memgauge.run_suite)` said nothing of 12 of its keywords (store, resume, ...), and
+    # `help(memgauge.evaluate)` nothing of how a failed run or a missed target comes back
+    function = getattr(memgauge, name)
+    doc = inspect.getdoc(function) or ""
+    for keyword in inspect.signature(function).parameters:
+        if keyword != "settings":  # evaluate's **settings: named one by one in it
+            assert f"`{keyword}`" in doc or f"    {keyword}: " in doc, (name, keyword)
+    if name == "evaluate":
+        assert "exit_code(report)" in doc
+        assert "RunInterrupted" in doc

@@ -52,7 +52,8 @@ SystemArg = str | Mapping[str, Any] | object
 
 
 def load_dataset(path: str | Path) -> RetrievalDataset:
-    """A retrieval dataset (directory or bundle file); DataError lists every problem."""
+    """The retrieval dataset at `path` (a directory or a bundle file); a DataError lists every
+    problem, each with its file and line."""
     _check_path("path", path)
     return load_retrieval_dataset(path)
 
@@ -229,6 +230,18 @@ def evaluate(
     the run; all three are recorded with it (`runs show`, the ir aggregate's `pipeline`, seed
     002's `eval_results` rows). `repeat`: every query searched that many times by each
     system (the spread of its rankings, rank-biased overlap, pass@k; the `repeats` aggregate).
+    `resamples`: the bootstrap resamples behind every CI. `kind`: what the run is recorded as
+    started by (`runs list` shows it). `progress`: told of each phase and item
+    (`runs.engine.Progress`); None shows nothing.
+
+    How it ended is in what it returns, never raised: `report.status` is `failed` (with
+    `report.reason`) when a system failed more than `max_failure_rate` of its items; a
+    `fail_under` target missed leaves the run `completed`, with the target's `met` False in
+    `report.summary.targets`; `memgauge.api.exit_code(report)` is the command line's exit code
+    for it. Bad input raises (`UsageError`, `DataError`, or `TypeError` for a value of the
+    wrong type) before anything runs, and a `fail_under` naming no measure of the run once it
+    has run; Ctrl-C raises `errors.RunInterrupted` (a
+    `KeyboardInterrupt`) naming the run, which `resume=` finishes.
     """
     _check_path("dataset", dataset, RetrievalDataset)
     _check_kind(kind)
@@ -373,8 +386,13 @@ def run_suite(
     repeat: int | None = None,
     options: RunConfig | None = None,
 ) -> RunReport:
-    """Run (or resume) a suite: a `Suite`, or the path of a suite file.
+    """Run (or resume) a suite: `suite` is a `Suite`, or the path of a suite file. Its relative
+    paths start from `base`, by default the suite file's directory, else the current one.
 
+    `store`, `resume`, `force`, `fail_under`, `by`, `progress`, `kind`: as in `evaluate`, which
+    also says how a run's end is returned and what raises. `concurrency`: items in flight
+    (default: the suite's). `retry_failed`: with `resume`, the failed items run again.
+    `seed_targets`: False shows the seeds' targets without failing the run on them.
     `subjects`: live objects standing in for subjects the suite names with `{live: {name}}`.
     `workers`, `executor`: shards, as in `evaluate`. `repeat`: every item through each subject
     that many times, over the suite's `repeat:` (the `repeats` aggregate: the spread per item,
