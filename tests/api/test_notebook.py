@@ -200,3 +200,29 @@ def test_help_names_every_keyword_of_the_public_functions(name: str) -> None:
     if name == "evaluate":
         assert "exit_code(report)" in doc
         assert "RunInterrupted" in doc
+
+
+class _CtrlCAtStart:
+    """A caller's progress display that Ctrl-C lands in as it starts (after the run is
+    recorded, before any item runs: where the subjects' modules are imported too)."""
+
+    def start(self, run_id: str, total: int, done: int) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    def phase(self, subject: str, task: str, corpus: str | None) -> None:
+        pass
+
+    def advance(self, row: object) -> None:
+        pass
+
+
+def test_ctrl_c_before_the_items_run_leaves_a_cancelled_resumable_run(tmp_path: Path) -> None:
+    # it raised a bare KeyboardInterrupt (no run id) and left the run `running`
+    store = tmp_path / "results.db"
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        memgauge.evaluate(demo_dataset(), ["lexical"], store=store, progress=_CtrlCAtStart())
+    assert isinstance(stopped.value, RunInterrupted)
+    run_id = stopped.value.run_id
+    assert memgauge.read_run(run_id, store=store).status == "cancelled"
+    report = memgauge.evaluate(demo_dataset(), ["lexical"], store=store, resume=run_id)
+    assert (report.run_id, report.status) == (run_id, "completed")

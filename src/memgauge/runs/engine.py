@@ -413,6 +413,10 @@ def _imports(plan: Sequence[PlannedTask], suite: Suite) -> list[str]:
     return out
 
 
+#: why a run stopped by Ctrl-C (or SIGTERM) is cancelled
+_INTERRUPTED = "interrupted; resume with --resume"
+
+
 def _resumable(recorder: Recorder) -> bool:
     """Whether a run `recorder` keeps can be resumed: one in a store, not in memory."""
     return not isinstance(recorder, InMemoryRecorder)
@@ -566,7 +570,7 @@ def run_suite(
             except KeyboardInterrupt:
                 with deaf_to_ctrl_c():
                     writer.close()
-                    finish("cancelled", "interrupted; resume with --resume", meter.prices)
+                    finish("cancelled", _INTERRUPTED, meter.prices)
                 raise RunInterrupted(run_id, resumable=_resumable(recorder)) from None
             writer.close()
             if scope.cancelled.is_set():
@@ -593,6 +597,17 @@ def run_suite(
                 judge_error=state.judge_connection_error if state.judge_unreachable else None,
                 warnings=finish.warnings,
             )
+        except RunInterrupted:
+            raise
+        except KeyboardInterrupt:
+            # Ctrl-C after the run was claimed and before its items ran (the subjects' modules
+            # importing, the caller's progress starting) left it `running`, said by a bare
+            # KeyboardInterrupt with no run id: cancelled now, as one met in its items is
+            if claimed is None:
+                raise
+            with deaf_to_ctrl_c(), contextlib.suppress(Exception):
+                recorder.set_status(claimed, "cancelled", reason=_INTERRUPTED, owner=token)
+            raise RunInterrupted(claimed, resumable=_resumable(recorder)) from None
         except Exception as exc:
             if claimed is not None:
                 # a run this process drives never stays `running` after an error (an
