@@ -178,6 +178,19 @@ class RunInterrupted(KeyboardInterrupt):
         self.resumable = resumable
         super().__init__(run_id)
 
+    def __str__(self) -> str:
+        """What a program (a notebook's traceback) is told: the run, and how to finish it (the
+        command line says its own, naming its flags)."""
+        if not self.resumable:
+            return (
+                f"run {self.run_id} was interrupted; it was kept in memory only"
+                f" ({argument('store', False, flag='--no-store')}): nothing to resume"
+            )
+        return (
+            f"run {self.run_id} was interrupted and is kept as cancelled; finish it with the same"
+            f" call and {argument('resume', repr(self.run_id))}"
+        )
+
 
 class CacheMissError(LLMError):
     """Replaying from the cache only, and this request was never made before."""
@@ -213,8 +226,10 @@ def on_command_line() -> bool:
 def argument(name: str, value: object = None, *, flag: str | None = None) -> str:
     """The setting `name` (a Python keyword, `pool_depth`), with `value` when given, as its
     caller wrote it: `--pool-depth N` in a command (its flag is `flag` where that is not
-    `--pool-depth`), `pool_depth=N` from Python; for a message that says what to write."""
+    `--pool-depth`), `pool_depth=N` from Python; for a message that says what to write. A
+    switch is named by its flag alone: `argument("store", False, flag="--no-store")` is
+    `--no-store` in a command, `store=False` from Python."""
     if on_command_line():
         option = flag or "--" + name.replace("_", "-")
-        return option if value is None else f"{option} {value}"
+        return option if value is None or isinstance(value, bool) else f"{option} {value}"
     return name if value is None else f"{name}={value}"

@@ -3,6 +3,8 @@ real libraries, offline (memgauge's MiniLM embedder; no LLM is called)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from memgauge import api
@@ -95,6 +97,25 @@ def test_agents_session_is_a_recency_window() -> None:
         s.close()
     with pytest.raises(UsageError, match="window"):
         AgentsSessionSubject(window=0)
+
+
+def test_agents_session_is_used_from_a_running_event_loop() -> None:
+    """A notebook's cell runs in an event loop: the session's private loop was run in the
+    calling thread, "Cannot run the event loop while another loop is running"."""
+    pytest.importorskip("agents")
+    from memgauge.subjects.registry import build_subject
+
+    async def cell() -> list[str]:
+        s = build_subject({"agents-session": {"window": 3}})
+        try:
+            s.reset()
+            s.ingest(MEMS)
+            assert [h.id for h in s.search("anything", 2).hits] == ["m4", "m3"]
+            return [m.id for m in s.dump()]
+        finally:
+            s.close()
+
+    assert asyncio.run(cell()) == ["m1", "m2", "m3", "m4"]
 
 
 def test_agents_session_in_a_retrieval_evaluation() -> None:

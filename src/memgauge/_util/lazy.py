@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +78,18 @@ def lazy_names(namespace: dict[str, Any]) -> None:
 
 def lazy_table(namespace: dict[str, Any], table: dict[str, str]) -> None:
     """Give the package face whose globals are `namespace` the `_LAZY` table (name -> `module`
-    or `module:attribute`) and the `__getattr__` / `__dir__` that import a name of it on first
-    use (PEP 562)."""
+    or `module:attribute`) and the `__getattr__` / `__dir__` that import a name of it, or a
+    subpackage of the face (`memgauge.api`, `memgauge.metrics`), on first use (PEP 562)."""
     name = namespace["__name__"]
 
     def module_getattr(attr: str) -> Any:
         target = table.get(attr)
         if target is None:
-            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+            if attr.startswith("_") or importlib.util.find_spec(f"{name}.{attr}") is None:
+                raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+            # a subpackage, as `import memgauge` then `memgauge.api.close_llm()` reads it: the
+            # import system sets it on the package too, so this runs once per subpackage
+            return importlib.import_module(f"{name}.{attr}")
         module, _, original = target.partition(":")
         value = getattr(importlib.import_module(module), original or attr)
         namespace[attr] = value

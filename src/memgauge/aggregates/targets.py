@@ -22,7 +22,7 @@ from typing import Literal
 
 from memgauge.aggregates.base import Target
 from memgauge.data.records import MeasureValue, TargetCheck
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.metrics.measures import AGGREGATION, is_measure, parse_measure
 
 __all__ = [
@@ -175,12 +175,12 @@ def parse_fail_under(text: str) -> Requirement:
     thresholds are."""
     found = _FAIL_UNDER.match(text)
     measure, raw = found.groups() if found else ("", "")
+    where = argument("fail_under", repr(text))
     if not measure.strip() or not raw.strip():
         raise UsageError(
-            f"--fail-under {text!r}: write MEASURE=VALUE, e.g. Recall@10=0.6 or "
-            "hybrid/recall/Recall@10=0.6"
+            f"{where}: write MEASURE=VALUE, e.g. Recall@10=0.6 or hybrid/recall/Recall@10=0.6"
         )
-    return requirement(measure, raw.strip(), where=f"--fail-under {text!r}")
+    return requirement(measure, raw.strip(), where=where)
 
 
 def requirement(measure: str, target: float | str, *, where: str) -> Requirement:
@@ -252,10 +252,11 @@ def check_targets(
 def unmatched_error(
     measures: Sequence[MeasureValue],
     requirements: Iterable[Requirement | MeasureRef],
-    flag: str = "--fail-under",
+    flag: str | None = None,
 ) -> UsageError | None:
     """The error for measures the user named (`--fail-under`, `gate --measure`) that match no
-    measure of the run (a typo must not pass silently), or None when every one matches."""
+    measure of the run (a typo must not pass silently), or None when every one matches.
+    `flag`: what named them (default: `--fail-under`, from Python `fail_under`)."""
     missing = [req.text() for req in requirements if not any(req.matches(m) for m in measures)]
     if not missing:
         return None
@@ -263,7 +264,7 @@ def unmatched_error(
     names = {f"{m.subject}/{m.task}/{m.name}": m.primary for m in measures}
     known = sorted(names, key=lambda n: (not names[n], n))
     return UsageError(
-        f"{flag} {', '.join(missing)}: no such measure in this run; it has "
+        f"{flag or argument('fail_under')} {', '.join(missing)}: no such measure in this run; it has "
         + ", ".join(known[:20])
         + (" ..." if len(known) > 20 else "")
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.data.environment import env_path, memgauge_home
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.llm.cache import CacheMode
 from memgauge.llm.context import configure, llm_context
 from memgauge.store.llm_cache import SQLiteResponseCache
@@ -63,7 +63,8 @@ def configure_llm(
     `MEMGAUGE_HOME/llm-cache.db`) in one mode: use it, replay only (a miss is an error, never
     a call), neither read nor write it, or call again and store."""
     if sum([cache_only, no_cache, refresh_cache]) > 1:
-        raise UsageError("use at most one of --cache-only, --no-cache, --refresh-cache")
+        modes = ", ".join(argument(m) for m in ("cache_only", "no_cache", "refresh_cache"))
+        raise UsageError(f"use at most one of {modes}")
     path = (
         Path(llm_cache)
         if llm_cache

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, Unpack, get_args
 
-from memgauge._util.numbers import MDE, N_RESAMPLES
+from memgauge._util.numbers import MAX_RESAMPLES, MDE, N_RESAMPLES
 from memgauge.aggregates.base import TaskView
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
@@ -24,6 +24,8 @@ from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
 from memgauge.errors import UsageError, argument
 from memgauge.llm.usage import load_prices, priced
+from memgauge.metrics.conventions import Gain
+from memgauge.metrics.ir import check_rel_threshold
 from memgauge.runs.engine import RUN_KINDS, Progress, RunReport
 from memgauge.runs.engine import run_suite as _run_suite
 from memgauge.runs.kinds.retrieval import RetrievalSettings, evaluate_suite
@@ -50,7 +52,8 @@ SystemArg = str | Mapping[str, Any] | object
 
 
 def load_dataset(path: str | Path) -> RetrievalDataset:
-    """A retrieval dataset (directory or bundle file); DataError lists every problem."""
+    """The retrieval dataset at `path` (a directory or a bundle file); a DataError lists every
+    problem, each with its file and line."""
     _check_path("path", path)
     return load_retrieval_dataset(path)
 
@@ -227,6 +230,18 @@ def evaluate(
     the run; all three are recorded with it (`runs show`, the ir aggregate's `pipeline`, seed
     002's `eval_results` rows). `repeat`: every query searched that many times by each
     system (the spread of its rankings, rank-biased overlap, pass@k; the `repeats` aggregate).
+    `resamples`: the bootstrap resamples behind every CI. `kind`: what the run is recorded as
+    started by (`runs list` shows it). `progress`: told of each phase and item
+    (`runs.engine.Progress`); None shows nothing.
+
+    How it ended is in what it returns, never raised: `report.status` is `failed` (with
+    `report.reason`) when a system failed more than `max_failure_rate` of its items; a
+    `fail_under` target missed leaves the run `completed`, with the target's `met` False in
+    `report.summary.targets`; `memgauge.api.exit_code(report)` is the command line's exit code
+    for it. Bad input raises (`UsageError`, `DataError`, or `TypeError` for a value of the
+    wrong type) before anything runs, and a `fail_under` naming no measure of the run once it
+    has run; Ctrl-C raises `errors.RunInterrupted` (a
+    `KeyboardInterrupt`) naming the run, which `resume=` finishes.
     """
     _check_path("dataset", dataset, RetrievalDataset)
     _check_kind(kind)
@@ -234,7 +249,7 @@ def evaluate(
     if isinstance(given, Iterable) and not isinstance(given, str):
         # read once here: a generator given is checked, and kept, not emptied by the check
         settings["measures"] = list(given)
-    _check_settings(resamples, sampling_rate, settings)
+    _check_settings(resamples, sampling_rate, settings, sprt_bounds)
     config = _config(
         options,
         RunConfig(
@@ -282,11 +297,13 @@ def evaluate(
 
 
 def _check_settings(
-    resamples: object, sampling_rate: object, settings: Mapping[str, object]
+    resamples: object, sampling_rate: object, settings: Mapping[str, object], bounds: object
 ) -> None:
     """TypeError naming a setting of `evaluate` of the wrong type (which would otherwise
     surface as a comparison of str and int, or a string read as a list of one-letter
-    measures), and UsageError for a sampling rate outside (0, 1]."""
+    measures), and UsageError for a value out of range, named by its keyword once (the
+    suite's checks named the evaluator or aggregate it reached, `tasks.0.evaluators.3:`, once
+    per evaluator)."""
     taken = inspect.signature(evaluate_suite).parameters
     # evaluate sets these itself: given again they would be a second value
     known = sorted(set(taken) - {"dataset", "systems", "n_resamples", "sprt", "pipeline"})
@@ -299,6 +316,8 @@ def _check_settings(
                 f" {', '.join(known)}"
             )
     whole_number("resamples", resamples, optional=False)
+    if isinstance(resamples, int) and not 1 <= resamples <= MAX_RESAMPLES:
+        raise UsageError(f"{argument('resamples', resamples)}: give 1 to {MAX_RESAMPLES:,}")
     for name in (
         "k",
         "rel_threshold",
@@ -309,6 +328,16 @@ def _check_settings(
         "concurrency",
     ):
         whole_number(name, settings.get(name))
+    threshold = settings.get("rel_threshold")
+    if isinstance(threshold, int):
+        check_rel_threshold(threshold)
+    for name, given, choices in (
+        ("gain", settings.get("gain"), get_args(Gain)),
+        ("sprt_bounds", bounds, get_args(Bounds)),
+    ):
+        if given is not None and given not in choices:
+            said = " or ".join(repr(c) for c in choices)
+            raise UsageError(f"{argument(name, repr(given))}: give {said}")
     measures = settings.get("measures", DEFAULT_MEASURES)
     if isinstance(measures, str):
         raise TypeError(f"measures takes a list of names, e.g. [{measures!r}], not one string")
@@ -357,8 +386,13 @@ def run_suite(
     repeat: int | None = None,
     options: RunConfig | None = None,
 ) -> RunReport:
-    """Run (or resume) a suite: a `Suite`, or the path of a suite file.
+    """Run (or resume) a suite: `suite` is a `Suite`, or the path of a suite file. Its relative
+    paths start from `base`, by default the suite file's directory, else the current one.
 
+    `store`, `resume`, `force`, `fail_under`, `by`, `progress`, `kind`: as in `evaluate`, which
+    also says how a run's end is returned and what raises. `concurrency`: items in flight
+    (default: the suite's). `retry_failed`: with `resume`, the failed items run again.
+    `seed_targets`: False shows the seeds' targets without failing the run on them.
     `subjects`: live objects standing in for subjects the suite names with `{live: {name}}`.
     `workers`, `executor`: shards, as in `evaluate`. `repeat`: every item through each subject
     that many times, over the suite's `repeat:` (the `repeats` aggregate: the spread per item,

@@ -150,7 +150,9 @@ def resolve_resume(recorder: Recorder, resume: str | None) -> str | None:
 
 
 def read_run(run_id: str, *, store: Where = None) -> RunRecord:
-    """A recorded run (its id, or the first characters of it) with its summary."""
+    """The recorded run `run_id` (its id, or the first characters of it) with its summary, from
+    `store` (as `evaluate` takes it; None: the default store); UsageError when it has no such
+    run or the characters match several."""
     if not isinstance(run_id, str):
         raise TypeError(f"run_id takes a run's id (a string), got {type(run_id).__name__}")
     with read_store(store) as opened:

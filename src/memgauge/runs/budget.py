@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from memgauge._util.listing import counted
 from memgauge.data.records import ItemRecord
+from memgauge.errors import argument
 
 __all__ = ["FailureBudget", "counts_as_failed", "too_many_failed"]
 
@@ -105,7 +106,8 @@ class FailureBudget:
             parts.append(f"subject {subject}: {too_many}")
         if not stored:  # `runs show` would not find it
             return "; ".join(parts) + (
-                "; the run was kept in memory only (--no-store), not recorded: its failures are"
+                "; the run was kept in memory only"
+                f" ({argument('store', False, flag='--no-store')}), not recorded: its failures are"
                 " in its report"
             )
         return "; ".join(parts) + f"; see `memgauge runs show {run_id}` for the failures"

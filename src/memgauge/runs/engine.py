@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,12 +38,13 @@ from typing import Any, Protocol
 from memgauge._util.gcquiet import fewer_collections
 from memgauge._util.imports import import_roots, rooted
 from memgauge._util.interrupts import deaf_to_ctrl_c
+from memgauge._util.model import short_repr
 from memgauge._util.preload import preload
 from memgauge._version import __version__
 from memgauge.aggregates.targets import MeasureRef, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary
-from memgauge.errors import DataError, RunInterrupted, UnavailableError, UsageError
+from memgauge.errors import DataError, RunInterrupted, UnavailableError, UsageError, argument
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
@@ -126,6 +127,11 @@ class RunReport:
     judge_unreachable: bool = False
     judge_error: str | None = None
     warnings: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """Each field, a long one by its size (`items`: how many), as the records show theirs."""
+        shown = (f"{f.name}={short_repr(getattr(self, f.name))!r}" for f in fields(self))
+        return f"RunReport({', '.join(shown)})"
 
     @property
     def run_id(self) -> str:
@@ -330,24 +336,26 @@ def _check_resume(
 ) -> RunRecord:
     stored = recorder.get_run(run_id)
     if stored is None:
-        raise UsageError(f"--resume {run_id}: no such run in this store (see `memgauge runs list`)")
+        raise UsageError(
+            f"{argument('resume', run_id)}: no such run in this store (see `memgauge runs list`)"
+        )
     if stored.kind != kind:
         # not "the suite changed": the run was started by another command
         command = "run SUITE" if stored.kind == "suite" else stored.kind
         raise UsageError(
-            f"--resume {run_id}: that run was started by `memgauge {command}`, not this"
+            f"{argument('resume', run_id)}: that run was started by `memgauge {command}`, not this"
             f" command; resume it with `memgauge {command} ... --resume {run_id}`"
         )
     if stored.suite_sha256 != suite_sha256(suite):
         raise UsageError(
-            f"--resume {run_id}: the suite (or the command's options) changed since the run "
+            f"{argument('resume', run_id)}: the suite (or the command's options) changed since the run "
             "started; resume with the suite as it was, or start a new run"
         )
     datasets = stored.provenance.get("datasets", {})
     for task in plan:
         if datasets.get(task.spec.name) != task.dataset_sha256:
             raise UsageError(
-                f"--resume {run_id}: the dataset of task {task.spec.name!r} changed since the run "
+                f"{argument('resume', run_id)}: the dataset of task {task.spec.name!r} changed since the run "
                 "started (its sha256 differs); start a new run"
             )
     return stored
@@ -406,6 +414,10 @@ def _imports(plan: Sequence[PlannedTask], suite: Suite) -> list[str]:
             if callable(imports):
                 out.extend(imports(view))
     return out
+
+
+#: why a run stopped by Ctrl-C (or SIGTERM) is cancelled
+_INTERRUPTED = "interrupted; resume with --resume"
 
 
 def _resumable(recorder: Recorder) -> bool:
@@ -561,7 +573,7 @@ def run_suite(
             except KeyboardInterrupt:
                 with deaf_to_ctrl_c():
                     writer.close()
-                    finish("cancelled", "interrupted; resume with --resume", meter.prices)
+                    finish("cancelled", _INTERRUPTED, meter.prices)
                 raise RunInterrupted(run_id, resumable=_resumable(recorder)) from None
             writer.close()
             if scope.cancelled.is_set():
@@ -588,6 +600,17 @@ def run_suite(
                 judge_error=state.judge_connection_error if state.judge_unreachable else None,
                 warnings=finish.warnings,
             )
+        except RunInterrupted:
+            raise
+        except KeyboardInterrupt:
+            # Ctrl-C after the run was claimed and before its items ran (the subjects' modules
+            # importing, the caller's progress starting) left it `running`, said by a bare
+            # KeyboardInterrupt with no run id: cancelled now, as one met in its items is
+            if claimed is None:
+                raise
+            with deaf_to_ctrl_c(), contextlib.suppress(Exception):
+                recorder.set_status(claimed, "cancelled", reason=_INTERRUPTED, owner=token)
+            raise RunInterrupted(claimed, resumable=_resumable(recorder)) from None
         except Exception as exc:
             if claimed is not None:
                 # a run this process drives never stays `running` after an error (an

@@ -10,7 +10,7 @@ from typing import get_args
 
 from memgauge._util.numbers import MAX_REPEAT
 from memgauge.aggregates.targets import By, Requirement, parse_fail_under
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 
 __all__ = ["RunOptions", "whole_number"]
 
@@ -98,7 +98,7 @@ def _check_executor(executor: object) -> None:
             host, colon, port = executor.removeprefix(scheme).rpartition(":")
             if not (host and colon and port.isascii() and port.isdigit() and 0 < int(port) < 65536):
                 raise UsageError(
-                    f"--executor {executor!r}: give the scheduler as {scheme}HOST:PORT "
+                    f"{argument('executor', repr(executor))}: give the scheduler as {scheme}HOST:PORT "
                     "(a port from 1 to 65535)"
                 )
 

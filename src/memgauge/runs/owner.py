@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memgauge._util.process import host_name, is_alive, this_process
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 
 __all__ = ["HEARTBEAT_SECONDS", "check_owner", "driving", "lost", "new_owner", "refused"]
 
@@ -58,7 +58,7 @@ def check_owner(stored: Mapping[str, Any], *, force: bool = False) -> None:
             return  # left running by an earlier call in this process that died of an error
         if is_alive(int(pid), stored.get("pid_start")):
             raise UsageError(
-                f"--resume {run_id}: process {pid} on this host is driving this run (heartbeat "
+                f"{argument('resume', run_id)}: process {pid} on this host is driving this run (heartbeat "
                 f"{_since(stored.get('heartbeat_at'))}); one process drives a run at a time: "
                 f"follow it with `memgauge runs watch {run_id}`, or stop it (`kill {pid}`) "
                 "and resume again"
@@ -66,16 +66,17 @@ def check_owner(stored: Mapping[str, Any], *, force: bool = False) -> None:
         return
     if not force:
         raise UsageError(
-            f"--resume {run_id}: process {pid} on host {host} is driving this run (heartbeat "
+            f"{argument('resume', run_id)}: process {pid} on host {host} is driving this run (heartbeat "
             f"{_since(stored.get('heartbeat_at'))}), and this host cannot tell whether it is "
-            f"alive; if it is gone, take the run over with `--resume {run_id} --force`"
+            f"alive; if it is gone, take the run over with"
+            f" {argument('resume', run_id)} and {argument('force', True)}"
         )
 
 
 def refused(run_id: str, current: Mapping[str, Any] | None) -> UsageError:
     """The error for a takeover that another process won."""
     return UsageError(
-        f"--resume {run_id}: {_who(current)} took this run over first; one process drives a "
+        f"{argument('resume', run_id)}: {_who(current)} took this run over first; one process drives a "
         f"run at a time: follow it with `memgauge runs watch {run_id}`"
     )
 

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memgauge._util.imports import rooted
 from memgauge.data.models import Memory, RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord
-from memgauge.errors import DataError, Problem, UnavailableError, UsageError
+from memgauge.errors import DataError, Problem, UnavailableError, UsageError, argument
 from memgauge.llm._loop import allow_calls
 from memgauge.llm.context import configure, llm_context
 from memgauge.llm.scope import CallScope
@@ -275,13 +275,14 @@ def sharded_subjects(
     """The subjects that run in shards: with workers or a pool, every one that can (a live
     object stays in this process); UsageError for what cannot work at all."""
     if workers < 1:
-        raise UsageError(f"--workers {workers}: give 1 or more")
+        raise UsageError(f"{argument('workers', workers)}: give 1 or more")
     if pool is None and workers <= 1:
         return set()
     if datasets:
         raise UsageError(
-            "a dataset given in memory cannot be sent to workers: save it "
-            "(memgauge.save_dataset) and pass its path, or run without workers"
+            "a dataset given in memory cannot be sent to workers: save it"
+            " (memgauge.api.save_dataset(dataset, DIRECTORY)) and pass its path, or run"
+            f" without {argument('workers')}"
         )
     out = set()
     for name, spec in suite.subjects.items():

@@ -11,7 +11,6 @@ back through the SDK's own `get_items`.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 import uuid
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 
 from memgauge.data.models import Memory, SessionContext
 from memgauge.errors import UnavailableError, UsageError
+from memgauge.subjects.async_bridge import LoopThread
 from memgauge.subjects.events import Capabilities
 from memgauge.subjects.protocol import Hit, SearchResult
 
@@ -52,13 +52,16 @@ class AgentsSessionSubject:
         self.window = window
         self.session = SQLiteSession(f"memgauge-{uuid.uuid4().hex[:12]}", db_path or ":memory:")
         self._ids: list[str] = []  # the dataset's ids, in the session's order
-        # the SDK's session is async; one private loop, one call at a time
-        self._loop = asyncio.new_event_loop()
+        # the SDK's session is async: one private loop in a thread of its own, one call at a
+        # time (run_until_complete in the calling thread failed in a thread already running a
+        # loop, a notebook's: "Cannot run the event loop while another loop is running")
+        self._loop = LoopThread("agents-session")
         self._lock = threading.Lock()
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         with self._lock:
-            return self._loop.run_until_complete(coro)
+            result: T = self._loop.run(coro)
+            return result
 
     @property
     def name(self) -> str:
@@ -98,7 +101,7 @@ class AgentsSessionSubject:
     def close(self) -> None:
         """Close the session's database and the loop."""
         self.session.close()
-        self._loop.close()
+        self._loop.stop()
 
 
 def _text(item: Any) -> str:

@@ -27,10 +27,10 @@ import weakref
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
-__all__ = ["AsyncBridge", "bridged", "stop_loop"]
+__all__ = ["AsyncBridge", "LoopThread", "bridged", "stop_loop"]
 
 
-class _Loop:
+class LoopThread:
     """An event loop running in a daemon thread of its own until `stop`."""
 
     def __init__(self, name: str) -> None:
@@ -81,11 +81,11 @@ def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
 
 
 #: the loop of each object an `AsyncBridge` was made for, by id, while the object lives
-_LOOPS: dict[int, _Loop] = {}
+_LOOPS: dict[int, LoopThread] = {}
 _LOOPS_LOCK = threading.Lock()
 
 
-def _loop_of(obj: Any) -> _Loop | None:
+def _loop_of(obj: Any) -> LoopThread | None:
     """The loop `obj`'s coroutines run on, the same for every bridge made for it while it lives
     and the loop runs (a live object given to a second run, or under two names: its clients
     were made on that loop); None when `obj` takes no weak reference (its bridge's own loop)."""
@@ -94,7 +94,7 @@ def _loop_of(obj: Any) -> _Loop | None:
         found = _LOOPS.get(key)
         if found is not None and found.running():
             return found
-        loop = _Loop(type(obj).__name__)
+        loop = LoopThread(type(obj).__name__)
         try:  # the entry goes with the object, before its id can be another's
             weakref.finalize(obj, _forget, key, loop)
         except TypeError:
@@ -105,17 +105,19 @@ def _loop_of(obj: Any) -> _Loop | None:
 
 
 #: the loop of each coroutine function `bridged` made synchronous, while that lives
-_FUNCTION_LOOPS: weakref.WeakKeyDictionary[Callable[..., Any], _Loop] = weakref.WeakKeyDictionary()
+_FUNCTION_LOOPS: weakref.WeakKeyDictionary[Callable[..., Any], LoopThread] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _forget(key: int, loop: _Loop) -> None:
+def _forget(key: int, loop: LoopThread) -> None:
     with _LOOPS_LOCK:
         if _LOOPS.get(key) is loop:
             del _LOOPS[key]
     loop.stop()
 
 
-def _sync(fn: Callable[..., Any], loop: _Loop) -> Callable[..., Any]:
+def _sync(fn: Callable[..., Any], loop: LoopThread) -> Callable[..., Any]:
     """`fn` (a coroutine function) as a function that runs it on `loop` and returns its
     result; its signature is `fn`'s (`inspect.signature` follows `__wrapped__`)."""
 
@@ -133,7 +135,7 @@ class AsyncBridge:
     def __init__(self, obj: Any, methods: Iterable[str]) -> None:
         self._obj = obj
         shared = _loop_of(obj)
-        self._loop = shared or _Loop(type(obj).__name__)
+        self._loop = shared or LoopThread(type(obj).__name__)
         # a loop of its own stops with the bridge; an object's, when the object is collected
         self._finalizer = (
             weakref.finalize(self, _stop, self._loop.loop, self._loop._thread)
@@ -179,7 +181,7 @@ def bridged(obj: Any, methods: Iterable[str]) -> Any:
     function's event loop, which `stop_loop` stops)."""
     if inspect.iscoroutinefunction(obj):
         shared = _loop_of(obj)  # a live function given again: the loop of its first run
-        loop = shared or _Loop(getattr(obj, "__name__", "function"))
+        loop = shared or LoopThread(getattr(obj, "__name__", "function"))
         call = _sync(obj, loop)
         if shared is None:
             weakref.finalize(call, loop.stop)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import CoroutineType
 from typing import Any, Protocol, runtime_checkable
@@ -134,4 +135,12 @@ def close_subject(subject: object) -> None:
             # dropped as a coroutine never awaited, with what it should have closed left open
             import asyncio  # here: a run whose subjects close plainly never needs it
 
-            asyncio.run(done)
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                asyncio.run(done)
+            else:
+                # called from code running in a loop (a notebook's cell): asyncio.run refuses to
+                # start a second loop in this thread, and the coroutine was dropped unawaited
+                with ThreadPoolExecutor(1, thread_name_prefix="memgauge-close") as closer:
+                    closer.submit(asyncio.run, done).result()
