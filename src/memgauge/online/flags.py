@@ -145,14 +145,11 @@ def set_flag(
     min_samples and threshold. The flag as `list_flags` gives it."""
     changes = {k: v for k, v in values.items() if v is not None}
     _check(changes)
-    with FlagStore(where) as flags:
-        if not flags.update(name, changes):
-            raise _unknown(name)
     test_keys = {"min_samples": "min_samples", "graduation_threshold": "improvement"}
     config = {v: changes[k] for k, v in test_keys.items() if k in changes}
-    if config:
-        with ABTestStore(where) as tests:
-            tests.update_config(name, config)
+    with FlagStore(where) as flags:
+        if not flags.update(name, changes, config):
+            raise _unknown(name)
     return list_flags(where, name)[0]
 
 
