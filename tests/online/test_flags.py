@@ -437,3 +437,26 @@ def test_a_flags_set_failing_half_way_changes_neither_the_flag_nor_its_test(
     from memgauge.online.flags import list_flags
 
     assert list_flags(db, "F")[0]["min_samples"] == 100
+
+
+def test_flags_create_over_an_existing_test_takes_its_settings_and_refuses_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ab create F --min-samples 50`, then `flags create F --min-samples 80`: the flag said
+    80, its test kept deciding at 50, silently. Settings the test has are refused when they
+    differ (exit 2, nothing written, saying how to change both), and taken when not given."""
+    from memgauge.online.flags import list_flags
+
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", "F", "--delta", "0.03", "--min-samples", "50", "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["flags", "create", "F", "--min-samples", "80", "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "A/B test 'F' exists with min_samples 50, not 80" in err
+    assert "memgauge flags set F --min-samples 80" in err
+    assert main(["flags", "list", "--store", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # no flag written
+    assert main(["flags", "create", "F", "--store", db]) == 0
+    (flag,) = list_flags(db, "F")
+    assert flag["min_samples"] == 50  # the test's, not the default 100
