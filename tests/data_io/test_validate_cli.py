@@ -113,6 +113,21 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         None,
         "[0].expected_facts.1.content: the expected fact is blank: give its text, or remove it",
     ),
+    "extraction_zero_width_fact.json": (
+        None,
+        "[0].expected_facts.1.content: the expected fact is blank (only invisible characters:"
+        " U+200B, U+2060, U+FEFF): give its text, or remove it",
+    ),
+    "extraction_blank_turn.json": (
+        None,
+        "[0].conversation: turn 2 (assistant) is blank (only invisible characters: U+200B):"
+        " give what was said, or remove the turn",
+    ),
+    "operations_incoming_zero_width_content.json": (
+        None,
+        "[0].incoming: the incoming memory's content is blank (only invisible characters:"
+        " U+200B, U+FEFF): give the text to decide on",
+    ),
     "extraction_duplicate_fact_nfd.json": (
         None,
         "expected fact 'lives in Zu\u0308rich ' repeats 'Lives in Z\u00fcrich' (the same text "
