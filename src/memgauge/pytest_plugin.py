@@ -37,7 +37,7 @@ import pytest
 
 from memgauge import api
 from memgauge.errors import UsageError
-from memgauge.report.fmt import fmt_ci, fmt_num
+from memgauge.report.fmt import fmt_ci, fmt_num, fmt_target_value
 
 if TYPE_CHECKING:
     from memgauge.api import Requirement, RunReport
@@ -226,7 +226,7 @@ def failure_table(report: RunReport) -> str:
         rows.append(
             (
                 f"{t.subject}/{t.task}/{t.measure}",
-                fmt_num(t.value, 4),
+                fmt_num(t.value, 4) if t.value is not None else fmt_target_value(t),
                 interval,
                 f"{t.op} {t.target:g}",
                 f"{fmt_num(compared, 4)} ({t.by})",

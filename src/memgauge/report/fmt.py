@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from memgauge._util.listing import counted
 
 if TYPE_CHECKING:  # the terminal's tables format with this module: it loads no model
-    from memgauge.data.records import RunSummary
+    from memgauge.data.records import RunSummary, TargetCheck
     from memgauge.track.history import MetricSeries
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "fmt_p",
     "fmt_pct",
     "fmt_scored",
+    "fmt_target_value",
     "na_text",
     "series_cells",
 ]
@@ -38,6 +39,14 @@ def na_text(n_scored: int, n_failed: int = 0) -> str:
     """A value that could not be computed, with its count: `n/a (0 scored)`,
     `n/a (3 scored, 2 failed)`."""
     return f"n/a ({n_scored} scored{f', {n_failed} failed' if n_failed else ''})"
+
+
+def fmt_target_value(t: TargetCheck) -> str:
+    """A target's measured value as its line prints it: `0.4213`, or an n/a with its count
+    (`n/a (0 scored, 2 failed)`; a bare `n/a` from a record that kept no count)."""
+    if t.value is not None:
+        return f"{t.value:.4g}"
+    return "n/a" if t.n_scored is None else na_text(t.n_scored, t.n_failed)
 
 
 def fmt_scored(v: float | None, n_scored: int, digits: int = 3) -> str:

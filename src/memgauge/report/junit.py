@@ -40,7 +40,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge._util.listing import counted
 from memgauge.data.records import TargetCheck, utc_now
 from memgauge.report.escape import plain_cell, xml_text
-from memgauge.report.fmt import fallbacks_text
+from memgauge.report.fmt import fallbacks_text, fmt_target_value
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.runs.engine import RunReport
 from memgauge.runs.outcome import applicable_targets, missed_targets
@@ -82,7 +82,9 @@ def _f(x: float | None) -> str:
 def target_line(t: TargetCheck) -> str:
     """`value 0.42 (CI bound 0.5), threshold >= 0.6 by point [--fail-under]`."""
     bound = "" if t.bound is None else f" (CI bound {_f(t.bound)})"
-    return f"value {_f(t.value)}{bound}, threshold {t.op} {t.target:g} by {t.by} [{t.source}]"
+    return (
+        f"value {fmt_target_value(t)}{bound}, threshold {t.op} {t.target:g} by {t.by} [{t.source}]"
+    )
 
 
 def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
