@@ -249,7 +249,7 @@ def test_run_audit_and_demo_write_documents(tmp_path: Path, recall_suite: Any) -
         "--junit",
         str(tmp_path / "a.xml"),
     ]
-    assert main([*audit, "--fail-under", "hallucinated_memory_rate=< 0.1"]) == 0
+    assert main([*audit, "--fail-under", "hallucinated_memory_rate= < 0.1"]) == 0
     assert ("agent.audit", "hallucinated_memory_rate < 0.1") in junit(tmp_path / "a.xml")
     demo = [
         "demo",
