@@ -128,6 +128,16 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         "[0].incoming: the incoming memory's content is blank (only invisible characters:"
         " U+200B, U+FEFF): give the text to decide on",
     ),
+    "memory_single_object.json": (
+        None,
+        "one object with id and text: it looks like one memory or query, not a dataset; write"
+        " memories.jsonl or queries.jsonl, one such object a line, or a bundle",
+    ),
+    "judgment_single_object.json": (
+        None,
+        "one object with query_id and memory_id: it looks like one judgment, not a dataset;"
+        " write judgments.jsonl, one such object a line, or a bundle",
+    ),
     "extraction_duplicate_fact_nfd.json": (
         None,
         "expected fact 'lives in Zu\u0308rich ' repeats 'Lives in Z\u00fcrich' (the same text "
