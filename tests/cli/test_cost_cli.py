@@ -173,7 +173,7 @@ def test_a_target_on_a_measure_with_nothing_scored_says_n_a_with_its_count(
 ) -> None:
     """Every search of `raising` fails: its target's line printed `n/a n/a`, no count; it
     says `n/a (0 scored, 2 failed)`, as every other n/a, in the terminal and in JUnit."""
-    from memgauge.data.records import TargetCheck
+    from memgauge.data.records import MeasureValue, TargetCheck
     from memgauge.report.junit import target_line
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "data" / "subjects"))
@@ -185,6 +185,8 @@ def test_a_target_on_a_measure_with_nothing_scored_says_n_a_with_its_count(
     assert ">= 0.5: n/a (0 scored, 2 failed) unmeasured [--fail-under]" in line
     check = TargetCheck(
         subject="s", task="t", measure="m", op=">=", target=0.5, value=None, met=None,
-        source="suite", n_scored=0, n_failed=2,
+        source="suite",
     )  # fmt: skip
-    assert target_line(check).startswith("value n/a (0 scored, 2 failed), threshold >= 0.5")
+    measured = MeasureValue(subject="s", task="t", name="m", value=None, n_failed=2)
+    line = target_line(check, [measured])
+    assert line.startswith("value n/a (0 scored, 2 failed), threshold >= 0.5")

@@ -263,8 +263,6 @@ def check_targets(
                     bound=compared if by == "ci-upper" else None,
                     by=by,
                     met=ok,
-                    n_scored=m.n_scored,
-                    n_failed=m.n_failed,
                     source=req.target.source,
                     enforced=req.target.enforced,
                 )

@@ -169,7 +169,7 @@ def conclude(
             continue
         verdict = "met" if t.met else ("unmeasured" if t.met is None else "MISSED")
         mark = "" if t.enforced else " (shown, not enforced)"
-        value = fmt_target_value(t)
+        value = fmt_target_value(t, report.summary.measures())
         bound = "" if t.bound is None else f" (CI bound {t.bound:.4g})"
         out.print(
             f"target {t.subject}/{t.task}/{t.measure} {t.op} {t.target:g}: {value}{bound} "

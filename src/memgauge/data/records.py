@@ -335,12 +335,6 @@ class TargetCheck(_Record):
     )
     by: Literal["point", "ci-upper"] = Field(default="point", description="The rule.")
     met: bool | None = Field(description="Met; None when the measure is n/a.")
-    n_scored: int | None = Field(
-        default=None,
-        description="Items the measure is computed over (its n_scored; None in a record made "
-        "before memgauge kept it).",
-    )
-    n_failed: int = Field(default=0, description="Items that could not contribute.")
     source: str = Field(description="Who set it: seed 001, the suite, --fail-under, ...")
     enforced: bool = Field(
         default=True, description="Whether missing it fails the run (exit 1) or is only shown."
