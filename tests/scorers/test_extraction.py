@@ -559,3 +559,22 @@ def test_a_locomo_observation_of_only_zero_width_characters_is_skipped_as_a_blan
     path.write_text(json.dumps(doc))
     (case,) = locomo_extraction_cases(path)
     assert [f.content for f in case.expected_facts] == ["Ann moved to Lisbon."]
+
+
+def test_a_production_trace_with_a_turn_without_text_is_still_read(tmp_path: Path) -> None:
+    """A case file's blank turn is refused (`extraction_blank_turn.json`); a production trace's
+    turn without text (an assistant's tool call) is no mistake of the user's: left out of the
+    conversation it gives the extractor, the line still read."""
+    from memgauge.data.traces import unlabelled_cases
+
+    trace = tmp_path / "trace.jsonl"
+    turns = [
+        {"role": "user", "content": "I moved to Lisbon."},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": "\u200b"},
+    ]
+    line = {"id": "t1", "conversation": turns, "output": ["Lives in Lisbon"]}
+    trace.write_text(json.dumps(line) + "\n")
+    (case,), n = unlabelled_cases(trace)
+    assert n == 1
+    assert [t.content for t in case.conversation] == ["I moved to Lisbon."]
