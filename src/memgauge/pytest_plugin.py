@@ -37,7 +37,7 @@ import pytest
 
 from memgauge import api
 from memgauge.errors import UsageError
-from memgauge.report.fmt import fmt_ci, fmt_num
+from memgauge.report.fmt import fmt_ci, fmt_num, fmt_target_value
 
 if TYPE_CHECKING:
     from memgauge.api import Requirement, RunReport
@@ -214,7 +214,8 @@ def _fail_under(thresholds: Thresholds | None) -> list[Requirement]:
 def failure_table(report: RunReport) -> str:
     """The targets of a run beside their measures: measure, value, 95% CI, threshold, the
     number the rule compared, and the verdict; plain text, aligned, fit for pytest's output."""
-    ci = {(m.subject, m.task, m.name): (m.ci_low, m.ci_high) for m in report.summary.measures()}
+    measures = report.summary.measures()
+    ci = {(m.subject, m.task, m.name): (m.ci_low, m.ci_high) for m in measures}
     missed = {id(t) for t in api.missed_targets(report)}
     rows = [("measure", "value", "95% CI", "threshold", "compared", "")]
     for t in report.summary.targets:
@@ -226,7 +227,7 @@ def failure_table(report: RunReport) -> str:
         rows.append(
             (
                 f"{t.subject}/{t.task}/{t.measure}",
-                fmt_num(t.value, 4),
+                fmt_num(t.value, 4) if t.value is not None else fmt_target_value(t, measures),
                 interval,
                 f"{t.op} {t.target:g}",
                 f"{fmt_num(compared, 4)} ({t.by})",

@@ -331,3 +331,26 @@ def test_pairs_added_while_another_process_graduates_the_test_are_refused(
     assert "takes no more pairs (200 new here, nothing written)" in capsys.readouterr().err
     after = _status(capsys, db, "F")
     assert (after["status"], after["n_pairs"]) == ("graduated", 60)
+
+
+def test_pausing_or_resuming_a_graduated_test_is_refused_and_keeps_its_history(
+    store_where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ab pause` on a graduated test set it to paused and cleared its `graduated_at` (its
+    flag stayed at 100%); resuming then graduated it again at a new time. A graduated test is
+    decided: both are refused, and its status and graduation time stay."""
+    db = store_where
+    assert main(["flags", "create", "F", "--min-samples", "40", "--store", db]) == 0
+    good = str(_pairs(tmp_path / "good.jsonl", 60, 0.06, 1))
+    assert main(["ab", "add", "F", good, "--store", db]) == 0
+    capsys.readouterr()
+    before = _status(capsys, db, "F")
+    assert before["status"] == "graduated"
+    assert before["graduated_at"]
+    for verb in ("pause", "resume"):
+        assert main(["ab", verb, "F", "--store", db]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        assert f"A/B test 'F' graduated at {before['graduated_at']}" in err
+        after = _status(capsys, db, "F")
+        assert (after["status"], after["graduated_at"]) == ("graduated", before["graduated_at"])

@@ -166,3 +166,27 @@ def test_accuracy_against_tokens_and_latency_on_the_terminal_report_and_viewer(
     # the scatter as a table of dots in the Markdown report
     assert "| subject | context tokens per query (median, o200k_base) | Recall@1 |" in text
     assert "| lexical | 4.000 [2.000, 6.000] | 1.000 [1.000, 1.000] (n=2) |" in text
+
+
+def test_a_target_on_a_measure_with_nothing_scored_says_n_a_with_its_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every search of `raising` fails: its target's line printed `n/a n/a`, no count; it
+    says `n/a (0 scored, 2 failed)`, as every other n/a, in the terminal and in JUnit."""
+    from memgauge.data.records import MeasureValue, TargetCheck
+    from memgauge.report.junit import target_line
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "data" / "subjects"))
+    code = _evaluate(tmp_path, "-s", "python:broken:Broken@raising", "--fail-under", "Recall@1=0.5")
+    assert code == 4
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if x.startswith("target raising/")]
+    assert "n/a n/a" not in line
+    assert ">= 0.5: n/a (0 scored, 2 failed) unmeasured [--fail-under]" in line
+    check = TargetCheck(
+        subject="s", task="t", measure="m", op=">=", target=0.5, value=None, met=None,
+        source="suite",
+    )  # fmt: skip
+    measured = MeasureValue(subject="s", task="t", name="m", value=None, n_failed=2)
+    line = target_line(check, [measured])
+    assert line.startswith("value n/a (0 scored, 2 failed), threshold >= 0.5")

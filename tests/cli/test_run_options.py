@@ -5,6 +5,7 @@ anything (a store) is written."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,35 @@ def test_a_doubled_operator_is_refused_before_a_store_is_written(
         api.requirement("Recall@5<=", 0.5, where="threshold")
 
 
+@pytest.mark.parametrize(
+    ("target", "op"), [("Recall@5=>0.5", ">"), ("retrieval/Recall@5=<0.5", "<")]
+)
+def test_an_operator_written_backwards_is_refused_in_every_target(
+    target: str, op: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--fail-under Recall@5=>0.5` was read as `> 0.5` (strictly more), where `=>` most
+    likely meant at least: refused, saying what to write, before a store is written; a suite's
+    target and the pytest plug-in's threshold `'=>0.5'` are refused the same way."""
+    db = tmp_path / "new.db"
+    code = main([*_commands(tmp_path)["evaluate"], "--store", str(db), "--fail-under", target])
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    least = "at least" if op == ">" else "at most"
+    name = target.split("=")[0]
+    assert (
+        f"--fail-under {target!r}: '={op}' is no operator: write {name}={op}=0.5 ({least})" in err
+    )
+    assert f"or '{name}= {op} 0.5' (strictly" in err
+    assert not db.exists()
+    said = re.escape(f"'={op}' is no operator: write {op}= 0.5 ({least}) or {op} 0.5 (strictly")
+    from memgauge.aggregates.targets import parse_target
+
+    with pytest.raises(UsageError, match=rf"tasks.recall.targets.Recall@5: {said}"):
+        parse_target(f"={op}0.5", where="tasks.recall.targets.Recall@5", measure="Recall@5")
+    with pytest.raises(UsageError, match=rf"threshold: {said}"):
+        api.requirement("Recall@5", f"={op} 0.5", where="threshold")
+
+
 @pytest.mark.parametrize("target", ["Recall@5@3=0.5", "lexical/nDCG@10@10=0.5", "P@5@=0.5"])
 def test_a_measure_with_two_cutoffs_is_refused_before_a_store_is_written(
     target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -165,7 +195,7 @@ def test_a_measure_with_two_cutoffs_is_refused_before_a_store_is_written(
     [
         ("RR@5=1.5", "a target of 1.5 would never be met; write a share as a fraction"),
         ("lexical/nDCG@10=60", "a target of 60 would never be met"),
-        ("Recall@10=< -0.1", "a target of -0.1 would never be met"),
+        ("Recall@10= < -0.1", "a target of -0.1 would never be met"),
         ("RR@5=-0.2", "a target of -0.2 would always be met"),
     ],
 )
@@ -214,10 +244,10 @@ def test_counts_and_unknown_scales_take_any_target() -> None:
     ("text", "op", "value"),
     [
         ("recall_accuracy=0.6", ">=", 0.6),
-        ("hallucinated_memory_rate=< 0.1", "<", 0.1),
+        ("hallucinated_memory_rate= < 0.1", "<", 0.1),
         ("hallucinated_memory_rate=<= 0.1", "<=", 0.1),
         ("agent/audit/recall_accuracy=>= 0.6", ">=", 0.6),
-        ("recall_accuracy=>0.6", ">", 0.6),
+        ("recall_accuracy= >0.6", ">", 0.6),
         ("conflict_resolution_accuracy=== 1", "==", 1.0),
     ],
 )

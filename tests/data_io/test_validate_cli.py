@@ -115,6 +115,31 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
         None,
         "[0].expected_facts.1.content: the expected fact is blank: give its text, or remove it",
     ),
+    "extraction_zero_width_fact.json": (
+        None,
+        "[0].expected_facts.1.content: the expected fact is blank (only invisible characters:"
+        " U+200B, U+2060, U+FEFF): give its text, or remove it",
+    ),
+    "extraction_blank_turn.json": (
+        None,
+        "[0].conversation: turn 2 (assistant) is blank (only invisible characters: U+200B):"
+        " give what was said, or remove the turn",
+    ),
+    "operations_incoming_zero_width_content.json": (
+        None,
+        "[0].incoming: the incoming memory's content is blank (only invisible characters:"
+        " U+200B, U+FEFF): give the text to decide on",
+    ),
+    "memory_single_object.json": (
+        None,
+        "one object with id and text: it looks like one memory or query, not a dataset; write"
+        " memories.jsonl or queries.jsonl, one such object a line, or a bundle",
+    ),
+    "judgment_single_object.json": (
+        None,
+        "one object with query_id and memory_id: it looks like one judgment, not a dataset;"
+        " write judgments.jsonl, one such object a line, or a bundle",
+    ),
     "extraction_duplicate_fact_nfd.json": (
         None,
         "expected fact 'lives in Zu\u0308rich ' repeats 'Lives in Z\u00fcrich' (the same text "

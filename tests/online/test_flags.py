@@ -332,19 +332,20 @@ def test_two_flags_sets_at_once_keep_both_settings_in_the_test(
     the A/B test's configuration and its write of the whole of it, and was lost (the flag said
     0.2, its test graduated at 0.03). Each change is now made under the test's row lock."""
     from memgauge.store.ab_tests import ABTestStore
+    from memgauge.store.flags import FlagStore
 
     db = store_where
     assert main(["flags", "create", "F", "--store", db]) == 0
-    real_write = ABTestStore._write_tx
+    real_write = FlagStore._write_tx
     other: list[int] = []
 
-    def write(self: ABTestStore, *args: Any) -> Any:
+    def write(self: FlagStore, *args: Any) -> Any:
         if not other:  # the other process, just before this one's transaction begins
             other.append(-1)
             other[0] = main(["flags", "set", "F", "--graduation-threshold", "0.2", "--store", db])
         return real_write(self, *args)
 
-    monkeypatch.setattr(ABTestStore, "_write_tx", write)
+    monkeypatch.setattr(FlagStore, "_write_tx", write)
     assert main(["flags", "set", "F", "--min-samples", "50", "--store", db]) == 0
     assert other == [0]
     with ABTestStore(db) as tests:
@@ -406,3 +407,56 @@ def test_a_setting_out_of_range_from_python_is_named_as_python_gives_it(
         api.create_flag("F", settings, store=tmp_path / "r.db")
     assert str(caught.value).startswith(named + ":"), caught.value
     assert "--" not in str(caught.value)
+
+
+def test_a_flags_set_failing_half_way_changes_neither_the_flag_nor_its_test(
+    store_where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`flags set F --min-samples 50` changed the flag in one transaction and its A/B test in
+    another: a failure (or a kill) between left the flag at 50 and its test at 100. One
+    transaction: a failure in the test's part leaves both as they were."""
+    from memgauge.api import set_flag
+    from memgauge.store import ab_tests
+    from memgauge.store.ab_tests import ABTestStore
+
+    db = store_where
+    assert main(["flags", "create", "F", "--store", db]) == 0
+
+    def fail(*args: Any) -> Any:
+        raise RuntimeError("killed between the flag and its test")
+
+    monkeypatch.setattr(ab_tests, "ab_test_eval_row", fail)
+    with pytest.raises(RuntimeError, match="killed between"):
+        set_flag("F", {"min_samples": 50}, store=db)
+    monkeypatch.undo()
+    assert main(["flags", "list", "F", "--store", db, "--json"]) == 0
+    with ABTestStore(db) as tests:
+        test = tests.get("F")
+    assert test is not None
+    assert (test["min_samples"], test["config"]["min_samples"]) == (100, 100)
+    from memgauge.online.flags import list_flags
+
+    assert list_flags(db, "F")[0]["min_samples"] == 100
+
+
+def test_flags_create_over_an_existing_test_takes_its_settings_and_refuses_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ab create F --min-samples 50`, then `flags create F --min-samples 80`: the flag said
+    80, its test kept deciding at 50, silently. Settings the test has are refused when they
+    differ (exit 2, nothing written, saying how to change both), and taken when not given."""
+    from memgauge.online.flags import list_flags
+
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", "F", "--delta", "0.03", "--min-samples", "50", "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["flags", "create", "F", "--min-samples", "80", "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "A/B test 'F' exists with min_samples 50, not 80" in err
+    assert "memgauge flags set F --min-samples 80" in err
+    assert main(["flags", "list", "--store", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # no flag written
+    assert main(["flags", "create", "F", "--store", db]) == 0
+    (flag,) = list_flags(db, "F")
+    assert flag["min_samples"] == 50  # the test's, not the default 100

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -628,3 +629,36 @@ def test_an_annotation_pool_named_other_than_jsonl_reads_back(
     capsys.readouterr()
     assert main(["logs", "import-annotations", str(db), str(graded)]) == 0, capsys.readouterr()
     assert json.loads(capsys.readouterr().out) == {"judgments": 3}
+
+
+def test_retention_failing_before_its_deletes_leaves_no_archive_and_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`logs retain` archived the expired queries, then deleted them in another step: a failure
+    between left an archive of rows still in the log (archived again, twice over, by the next
+    pass), and its select outside the deletes' transaction let a row that changed between go
+    unarchived. One transaction: a failure in the deletes leaves no archive and every row."""
+    from memgauge.store import querylog
+    from memgauge.store.logdb import LogDB
+
+    db, archive = tmp_path / "log.db", tmp_path / "archive"
+    log = QueryLog(db)
+    log.query("an old query", session_id="s")
+    log.close()
+    real = LogDB.execute
+
+    def execute(self: LogDB, sql: str, *args: Any) -> Any:
+        if sql.startswith("DELETE FROM eval_queries"):
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(self, sql, *args)
+
+    monkeypatch.setattr(LogDB, "execute", execute)
+    later = datetime.now(UTC) + timedelta(days=100)
+    with pytest.raises(sqlite3.OperationalError):
+        querylog.apply_retention(db, archive, now=later)
+    monkeypatch.undo()
+    assert list(archive.glob("*")) == []
+    assert _count(db, "eval_queries") == 1
+    assert querylog.apply_retention(db, archive, now=later)["eval_queries"] == 1
+    (archived,) = archive.glob("eval_queries-*.jsonl")
+    assert len(archived.read_text().splitlines()) == 1

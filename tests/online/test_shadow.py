@@ -337,3 +337,32 @@ def test_the_shadow_page_and_summary_name_and_count_each_figure_alike(
         assert rows == {html.unescape(k): v for k, v in rows.items()}
         assert shown == rows, (name, rows)
         assert len(rows) == len(cli), set(cli) - set(rows)
+
+
+def test_an_intent_with_only_errors_shows_each_mean_as_n_a_with_its_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An intent whose every treatment call failed compared nothing: its means and latencies
+    printed a bare `n/a`, beside `n/a (0 compared)` in its share rows; each says its count."""
+    from memgauge.report.shadow import shadow_cells
+
+    db = tmp_path / "r.db"
+
+    def treatment(q: str, k: int) -> list[str]:
+        if q == "boom":
+            raise RuntimeError("treatment crashed")
+        return ["a", "b"]
+
+    with ShadowStore(db) as store:
+        runner = ShadowRunner("e", lambda q, k: ["a", "b"], treatment, store, percent=100)
+        runner.search("q0", "what", intent="understand")
+        runner.search("q1", "boom", intent="broken")
+        runner.close()
+    assert main(["shadow", "summary", "e", "--by", "intent", "--store", str(db)]) == 0
+    rows = _table(capsys.readouterr().out.split("by intent")[1])
+    assert rows["queries compared"] == ["0", "1"]  # broken, understand
+    for label in ("mean Kendall tau-b", "mean Jaccard", "p95 latency ms, control"):
+        assert rows[label][0] == "n/a (0 compared)", label
+    # the viewer's shadow page, of an experiment with nothing compared, shares the rows
+    cells = dict(shadow_cells({"n": 0, "n_errors": 1, "n_dropped": 0}))
+    assert cells["mean Spearman rho"] == "n/a (0 compared)"

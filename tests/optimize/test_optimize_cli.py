@@ -906,3 +906,19 @@ def test_the_best_is_written_beside_the_suite_whose_paths_it_keeps(
         (tmp_path / name).rename(moved / name)
     flags = ["--write-best", str(moved / "best.yaml"), "--store", str(db)]
     assert main(["optimize", "show", study["id"], *flags]) == 0
+
+
+def test_the_best_of_an_unfinished_study_is_written_as_its_best_so_far(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--write-best` of a cancelled study wrote its best as "the best configuration", not
+    saying the study had not finished: it is the best so far, on stderr and in the file."""
+    db, sid = _an_interrupted_study(tmp_path, monkeypatch)
+    capsys.readouterr()
+    written = tmp_path / "best.yaml"
+    assert main(["optimize", "show", sid, "--write-best", str(written), "--store", str(db)]) == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"optimization {sid} is cancelled: {written} holds its best so far" in said
+    assert f"`memgauge optimize --resume {sid}` finishes it" in said
+    head = written.read_text().split("\n", 1)[0]
+    assert head.startswith(f"# the best so far of optimization {sid}, which is cancelled (step 0)")

@@ -73,6 +73,12 @@ def test_md_text_renders_as_itself_on_one_line() -> None:
         assert md_text(plain) == plain
 
 
+def test_md_text_writes_no_nul() -> None:
+    """A NUL went into Markdown as it was (a file holding one is binary to grep and to a diff):
+    it is written as U+FFFD, which CommonMark reads it as; the other characters are kept."""
+    assert md_text("a\x00b\x1bc") == "a\ufffdb\x1bc"
+
+
 def test_latex_text_prints_as_itself_on_one_line() -> None:
     assert latex_text("50% of a_b & {c}") == r"50\% of a\_b \& \{c\}"
     assert latex_text("\\input{/etc/passwd}") == r"\textbackslash{}input\{/etc/passwd\}"

@@ -535,3 +535,46 @@ def test_an_exact_match_sets_the_unicode_form_aside(
     text = " ".join(capsys.readouterr().out.split())
     assert "TP 1 · FP 0 · FN 0" in text, text
     assert "Invented" not in text
+
+
+def test_a_locomo_observation_of_only_zero_width_characters_is_skipped_as_a_blank_one(
+    tmp_path: Path,
+) -> None:
+    """A blank observation is skipped (no extractor can produce it); one of only zero-width
+    characters passed that check, then failed the expected fact's own (a ValidationError out
+    of the importer): one rule for blank, and it is skipped too."""
+    from memgauge.data.importers.locomo import locomo_extraction_cases
+
+    session = [{"speaker": "Ann", "dia_id": "D1:1", "text": "I moved to Lisbon."}]
+    said = [["Ann moved to Lisbon.", "D1:1"], ["\u200b\ufeff", "D1:1"], ["  ", "D1:1"]]
+    doc = [
+        {
+            "sample_id": "conv-1",
+            "conversation": {"speaker_a": "Ann", "speaker_b": "Bob", "session_1": session},
+            "observation": {"session_1_observation": {"Ann": said}},
+            "qa": [],
+        }
+    ]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(doc))
+    (case,) = locomo_extraction_cases(path)
+    assert [f.content for f in case.expected_facts] == ["Ann moved to Lisbon."]
+
+
+def test_a_production_trace_with_a_turn_without_text_is_still_read(tmp_path: Path) -> None:
+    """A case file's blank turn is refused (`extraction_blank_turn.json`); a production trace's
+    turn without text (an assistant's tool call) is no mistake of the user's: left out of the
+    conversation it gives the extractor, the line still read."""
+    from memgauge.data.traces import unlabelled_cases
+
+    trace = tmp_path / "trace.jsonl"
+    turns = [
+        {"role": "user", "content": "I moved to Lisbon."},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": "\u200b"},
+    ]
+    line = {"id": "t1", "conversation": turns, "output": ["Lives in Lisbon"]}
+    trace.write_text(json.dumps(line) + "\n")
+    (case,), n = unlabelled_cases(trace)
+    assert n == 1
+    assert [t.content for t in case.conversation] == ["I moved to Lisbon."]

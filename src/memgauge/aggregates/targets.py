@@ -144,6 +144,7 @@ def parse_target(text: float | str, *, where: str, measure: str | None = None) -
     if isinstance(text, int | float):
         value = float(text)
     else:
+        _refuse_backwards(str(text), where)
         m = _TARGET.match(str(text))
         if m is None:
             raise UsageError(f"{where}: {text!r} is not a target; write 0.6, '>= 0.6' or '< 0.2'")
@@ -157,6 +158,23 @@ def parse_target(text: float | str, *, where: str, measure: str | None = None) -
             + ("; write a share as a fraction (0.6 for 60%)" if value > 1.0 else "")
         )
     return op, value
+
+
+def _refuse_backwards(text: str, where: str, measure: str | None = None) -> None:
+    """UsageError for a target starting `=>` or `=<` (`--fail-under Recall@5=>0.5`, whose
+    TARGET after MEASURE= is `>0.5`, `measure` given): read as a strict `>`, it most likely
+    meant `>=`."""
+    m = re.match(r"\s*=([<>])(?!=)\s*(.*)", text, re.S)
+    if m is None:
+        return
+    op, rest = m.group(1), m.group(2).strip() or "N"
+    least, more = ("at least", "more") if op == ">" else ("at most", "less")
+    ge, gt = f"{op}= {rest}", f"{op} {rest}"
+    if measure is not None:  # the forms --fail-under reads unambiguously
+        ge, gt = f"{measure.strip()}={op}={rest}", f"'{measure.strip()}= {op} {rest}'"
+    raise UsageError(
+        f"{where}: '={op}' is no operator: write {ge} ({least}) or {gt} (strictly {more})"
+    )
 
 
 def _proportion(name: str) -> bool:
@@ -180,6 +198,8 @@ def parse_fail_under(text: str) -> Requirement:
         raise UsageError(
             f"{where}: write MEASURE=VALUE, e.g. Recall@10=0.6 or hybrid/recall/Recall@10=0.6"
         )
+    # the separator's '=' and an operator after it: `Recall@5=>0.5`, `=<`
+    _refuse_backwards(text[len(measure) :], where, measure)
     return requirement(measure, raw.strip(), where=where)
 
 

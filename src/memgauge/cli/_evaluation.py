@@ -17,6 +17,7 @@ from memgauge._util.interrupts import as_ctrl_c
 from memgauge.cli._common import console
 from memgauge.cli._options import RunArgs
 from memgauge.report.escape import term
+from memgauge.report.fmt import fmt_target_value
 
 if TYPE_CHECKING:
     from rich.progress import Task, TaskID
@@ -166,9 +167,9 @@ def conclude(
     for t in report.summary.targets:
         if not t.enforced and t.met is not False:
             continue
-        verdict = "met" if t.met else ("n/a" if t.met is None else "MISSED")
+        verdict = "met" if t.met else ("unmeasured" if t.met is None else "MISSED")
         mark = "" if t.enforced else " (shown, not enforced)"
-        value = "n/a" if t.value is None else f"{t.value:.4g}"
+        value = fmt_target_value(t, report.summary.measures())
         bound = "" if t.bound is None else f" (CI bound {t.bound:.4g})"
         out.print(
             f"target {t.subject}/{t.task}/{t.measure} {t.op} {t.target:g}: {value}{bound} "

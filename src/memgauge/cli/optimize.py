@@ -444,14 +444,29 @@ def _write_best(study_id: str, path: Path, store_path: str | None) -> None:
     best = data["best"]
     n = next((len(t["only"].get("items") or []) for t in suite["tasks"] if t.get("only")), None)
     where = f"the {n} items of its tuning split" if n else "its items"
+    status = data["status"]
+    what = f"the best configuration of optimization {data['id']}"
+    if status != "completed":  # a later candidate of the study might have beaten it
+        what = f"the best so far of optimization {data['id']}, which is {status}"
     head = (
-        f"# the best configuration of optimization {data['id']} (step {best['step']}), which "
+        f"# {what} (step {best['step']}), which "
         f"scored {_f(best['score'])} on {where}\n"
         "# (the task's `only:`): `memgauge run` of this file gives that number; delete `only:` "
         "to run every item.\n"
         "# Its relative paths are the optimized suite's: keep this file beside it.\n"
     )
     atomic_write_text(path, head + yaml.safe_dump(suite, sort_keys=False, allow_unicode=True))
+    if status != "completed":
+        resume = (
+            f"; `memgauge optimize --resume {data['id']}` finishes it"
+            if status == "cancelled"
+            else ""
+        )
+        click.echo(
+            f"optimization {data['id']} is {status}: {path} holds its best so far, of the"
+            f" candidates it finished{resume}",
+            err=True,
+        )
     click.echo(
         f"wrote {path}: the best configuration (step {best['step']}, "
         f"{_configuration(best)}), {_f(best['score'])} on {where}; "

@@ -182,6 +182,8 @@ def _load_bundle(path: Path) -> RetrievalDataset:
         raise DataError(
             Problem(file, None, None, f"expected a dataset object, got {type(value).__name__}")
         )
+    if (said := _one_record(value)) is not None:
+        raise DataError(Problem(file, None, None, said))
     try:
         ds: RetrievalDataset | None = RetrievalDataset.model_validate(value)
     except ValidationError as exc:
@@ -202,6 +204,28 @@ def _load_bundle(path: Path) -> RetrievalDataset:
     if problems or ds is None:
         raise DataError(problems)
     return ds
+
+
+#: the fields of one record of a part (and which), for a bundle file that holds one record
+_RECORD_FIELDS = (
+    (("id", "text"), "memory or query", "memories.jsonl or queries.jsonl"),
+    (("query_id", "memory_id"), "judgment", "judgments.jsonl"),
+)
+
+
+def _one_record(value: dict[str, Any]) -> str | None:
+    """What to write when a bundle file holds one record of a part (`{"id": "m1", "text":
+    ...}`) instead of the parts: each of its fields was an unknown field of a bundle."""
+    if set(value) & set(_PARTS):
+        return None
+    for fields, what, files in _RECORD_FIELDS:
+        if set(fields) <= set(value):
+            return (
+                f"one object with {' and '.join(fields)}: it looks like one {what}, not a"
+                f" dataset; write {files}, one such object a line, or a bundle"
+                ' {"memories": [...], "queries": [...], "judgments": [...]}'
+            )
+    return None
 
 
 def dataset_path_problem(path: Path) -> str | None:

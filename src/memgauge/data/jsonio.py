@@ -81,7 +81,8 @@ def problems_from_validation(
             if not isinstance(given, dict | list):
                 msg = f"{msg} (got {given!r})"
         last = str(err["loc"][-1]) if err["loc"] else ""
-        if last in _HINTS and err["type"] not in ("missing", "extra_forbidden"):
+        # a validator's own words say what to write (a blank turn needs no turns' shape)
+        if last in _HINTS and err["type"] not in ("missing", "extra_forbidden", "value_error"):
             msg = f"{msg}; {_HINTS[last]}"
         out.append(Problem(file, line, field, msg))
     return out

@@ -382,6 +382,16 @@ def _spaced(content: str) -> str:
     return " ".join(content.split()).casefold()
 
 
+def blank(text: str) -> str | None:
+    """Why `text` holds nothing to read: "" when it is empty or only whitespace, the invisible
+    characters it is made of (zero-width and other format characters, U+200B, U+FEFF, U+2060,
+    which `str.strip` keeps) when any; None when it holds something."""
+    if any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text):
+        return None
+    invisible = sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) == "Cf"})
+    return f" (only invisible characters: {', '.join(invisible)})" if invisible else ""
+
+
 class ExpectedFact(_Model):
     """An atomic fact a correct extraction contains."""
 
@@ -396,8 +406,9 @@ class ExpectedFact(_Model):
     @field_validator("content")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():  # no extractor can produce it: each would be charged a miss
-            raise ValueError("the expected fact is blank: give its text, or remove it")
+        why = blank(value)
+        if why is not None:  # no extractor can produce it: each would be charged a miss
+            raise ValueError(f"the expected fact is blank{why}: give its text, or remove it")
         return value
 
 
@@ -419,6 +430,19 @@ class ExtractionCase(_Model):
         default=None, description="The whole expected memory afterwards, for reference."
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
+
+    @field_validator("conversation")
+    @classmethod
+    def _turns_said_something(cls, turns: list[Turn]) -> list[Turn]:
+        # a blank turn gives an extractor nothing to extract, as a blank fact gives it nothing
+        # to produce: refused the same way
+        for i, turn in enumerate(turns, 1):
+            why = blank(turn.content)
+            if why is not None:
+                raise ValueError(
+                    f"turn {i} ({turn.role}) is blank{why}: give what was said, or remove the turn"
+                )
+        return turns
 
     @model_validator(mode="after")
     def _replaces_existing(self) -> ExtractionCase:
@@ -520,8 +544,11 @@ class OperationCase(_Model):
         content = value.get("content") if isinstance(value, dict) else value.content
         if not isinstance(content, str):
             raise ValueError("the incoming memory needs its text: {content: ...}")
-        if not content.strip():  # nothing to decide on: a decider would be charged for it
-            raise ValueError("the incoming memory's content is blank: give the text to decide on")
+        why = blank(content)
+        if why is not None:  # nothing to decide on: a decider would be charged for it
+            raise ValueError(
+                f"the incoming memory's content is blank{why}: give the text to decide on"
+            )
         return value
 
     @model_validator(mode="after")

@@ -31,7 +31,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from memgauge._util.listing import counted
 from memgauge._util.model import Model
 from memgauge.data.jsonio import problems_from_validation, read_records
-from memgauge.data.models import ExtractionCase, Turn
+from memgauge.data.models import ExtractionCase, Turn, blank
 from memgauge.errors import DataError, Problem
 
 if TYPE_CHECKING:
@@ -183,7 +183,8 @@ def unlabelled_cases(
     cases = [
         ExtractionCase(
             id=key,
-            conversation=line.conversation or [],
+            # a production turn without text (an assistant's tool call) says nothing to extract
+            conversation=[t for t in line.conversation or [] if blank(t.content) is None],
             existing_memory=line.existing_memory,
             metadata={"tags": line.tags} if line.tags else {},
         )

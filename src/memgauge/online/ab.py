@@ -246,12 +246,29 @@ def _finite_state(name: str, state: dict[str, Any]) -> SPRTState:
 
 def set_paused(store: ABTestStore, name: str, paused: bool) -> str:
     """Pause test `name` (adding pairs is refused until it resumes), or resume it; its new
-    status (on resuming, what the graduation rules decide)."""
-    if store.get(name) is None:
+    status (on resuming, what the graduation rules decide). A graduated test is decided (its
+    flag, if any, was rolled out to 100%): both are refused, keeping its graduation time."""
+    test = store.get(name)
+    if test is None:
         raise UsageError(f"no A/B test {name!r}")
+    _refuse_graduated(name, test, "pause" if paused else "resume")
     status = "paused" if paused else _STATUS[ab_report(store, name)["decision"]]
-    store.set_status(name, status)
+    # only from the status read here: a graduation since is refused as above, not undone
+    if not store.set_status(name, status, expect=test["status"]):
+        now = store.get(name)
+        if now is not None:
+            _refuse_graduated(name, now, "pause" if paused else "resume")
+        raise UsageError(f"A/B test {name!r} changed while this ran; run it again")
     return status
+
+
+def _refuse_graduated(name: str, test: Mapping[str, Any], verb: str) -> None:
+    if test["status"] == "graduated":
+        raise UsageError(
+            f"A/B test {name!r} graduated at {test['graduated_at']} (a flag of that name, if"
+            f" any, was rolled out to 100%): it is decided, and `ab {verb}` does not apply; to"
+            " measure the change again, create another test"
+        )
 
 
 def ab_report(store: ABTestStore, name: str) -> dict[str, Any]:

@@ -102,6 +102,29 @@ def _check(values: Mapping[str, Any]) -> None:
         raise UsageError(f"{argument('graduation_threshold', g)}: a finite improvement (e.g. 0.03)")
 
 
+#: the flag's settings its A/B test holds too, with the test's name for them
+_TEST_KEYS = {"min_samples": "min_samples", "graduation_threshold": "improvement"}
+
+
+def _test_settings(
+    name: str, test: Mapping[str, Any] | None, given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The settings a flag created over an existing A/B test takes from it (so the two agree);
+    a UsageError when `given` sets one of them otherwise (the test would decide on its own)."""
+    if test is None:
+        return {}
+    held = {k: test["config"][v] for k, v in _TEST_KEYS.items()}
+    for key, value in held.items():
+        if key in given and given[key] != value:
+            option = f"--{key.replace('_', '-')}"
+            raise UsageError(
+                f"A/B test {name!r} exists with {key} {value}, not {given[key]}: create the flag"
+                f" without {option} (it takes the test's), then `memgauge flags set {name}"
+                f" {option} {given[key]}` to change both"
+            )
+    return held
+
+
 def _unknown(name: str) -> UsageError:
     return UsageError(f"no feature flag {name!r}; create it with `memgauge flags create {name}`")
 
@@ -121,7 +144,9 @@ def create_flag(
         raise UsageError("a flag needs a name")
     given = {k: v for k, v in values.items() if v is not None}
     _check(given)
-    full = {**DEFAULTS, **given}
+    with ABTestStore(where) as tests:
+        existing = tests.get(name)
+    full = {**DEFAULTS, **_test_settings(name, existing, given), **given}
     with FlagStore(where) as flags:
         if not flags.create(name, full):
             raise UsageError(f"a feature flag called {name!r} exists; change it with flags set")
@@ -145,14 +170,10 @@ def set_flag(
     min_samples and threshold. The flag as `list_flags` gives it."""
     changes = {k: v for k, v in values.items() if v is not None}
     _check(changes)
+    config = {v: changes[k] for k, v in _TEST_KEYS.items() if k in changes}
     with FlagStore(where) as flags:
-        if not flags.update(name, changes):
+        if not flags.update(name, changes, config):
             raise _unknown(name)
-    test_keys = {"min_samples": "min_samples", "graduation_threshold": "improvement"}
-    config = {v: changes[k] for k, v in test_keys.items() if k in changes}
-    if config:
-        with ABTestStore(where) as tests:
-            tests.update_config(name, config)
     return list_flags(where, name)[0]
 
 

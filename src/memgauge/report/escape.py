@@ -8,7 +8,7 @@ reasons all come from someone else. Written raw, they can inject:
   HTML (`<img onerror=...>`, which many renderers pass through), links and images, emphasis,
   a `|` that splits a table cell, a newline that ends a table row or starts a block.
   `md_text` collapses every run of whitespace (line breaks included) to one space, writes
-  `&`, `<` and `>` as entities, and backslash-escapes the punctuation that means something
+  `&`, `<` and `>` as entities, a NUL as U+FFFD (as CommonMark reads it), and backslash-escapes the punctuation that means something
   inline (CommonMark: a backslash before ASCII punctuation gives the character itself), as
   far as it means something: `_` at a word's edge, `[` or `(` right after a `]`. Text that
   starts a line (a heading, a list item) is read for block markers too, and text that ends a
@@ -60,7 +60,7 @@ _MD_BLOCK_START = re.compile(
     r"^(?:#|\[(?=[^\]]*\](?::|$))|[-+](?=\s)|\+$|=+$|-{2,}$)|^(\d{1,9})([.)])(?=\s|$)"
 )
 _MD_HEADING_END = re.compile(r"(?:^|(?<=\s))#(?=#*$)")
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_MD_CHARS = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\x00": "\ufffd"})
 _LATEX = str.maketrans(
     {
         "\\": r"\textbackslash{}",
@@ -95,8 +95,9 @@ def plain_cell(value: Any) -> str:
 
 def md_text(value: Any) -> str:
     """`value` as inline Markdown text that renders as itself, on one line, safe in a table
-    cell: no HTML, no link, no emphasis, no cell or row break."""
-    text = _MD_ALWAYS.sub(r"\\\1", _one_line(value).translate(_HTML))
+    cell: no HTML, no link, no emphasis, no cell or row break. A NUL, which CommonMark reads
+    as U+FFFD, is written so (a file holding one is binary to grep and to a diff)."""
+    text = _MD_ALWAYS.sub(r"\\\1", _one_line(value).translate(_MD_CHARS))
     text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
     text = _MD_BLOCK_START.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[0]}", text)
     text = _MD_HEADING_END.sub(r"\\#", text)

@@ -6,13 +6,13 @@ would have been computed over, never as 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from memgauge._util.listing import counted
 
 if TYPE_CHECKING:  # the terminal's tables format with this module: it loads no model
-    from memgauge.data.records import RunSummary
+    from memgauge.data.records import MeasureValue, RunSummary, TargetCheck
     from memgauge.track.history import MetricSeries
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "fmt_p",
     "fmt_pct",
     "fmt_scored",
+    "fmt_target_value",
     "na_text",
     "series_cells",
 ]
@@ -38,6 +39,16 @@ def na_text(n_scored: int, n_failed: int = 0) -> str:
     """A value that could not be computed, with its count: `n/a (0 scored)`,
     `n/a (3 scored, 2 failed)`."""
     return f"n/a ({n_scored} scored{f', {n_failed} failed' if n_failed else ''})"
+
+
+def fmt_target_value(t: TargetCheck, measures: Iterable[MeasureValue]) -> str:
+    """A target's measured value as its line prints it: `0.4213`, or an n/a with the count of
+    its measure among the run's `measures` (`n/a (0 scored, 2 failed)`)."""
+    if t.value is not None:
+        return f"{t.value:.4g}"
+    key = (t.subject, t.task, t.measure)
+    m = next((m for m in measures if (m.subject, m.task, m.name) == key), None)
+    return "n/a" if m is None else na_text(m.n_scored, m.n_failed)
 
 
 def fmt_scored(v: float | None, n_scored: int, digits: int = 3) -> str:

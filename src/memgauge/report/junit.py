@@ -30,7 +30,7 @@ test the user set. Which targets count as missed is the exit code's own rule
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -38,9 +38,9 @@ from typing import Any, Literal
 
 from memgauge._util.files import atomic_write_text
 from memgauge._util.listing import counted
-from memgauge.data.records import TargetCheck, utc_now
+from memgauge.data.records import MeasureValue, TargetCheck, utc_now
 from memgauge.report.escape import plain_cell, xml_text
-from memgauge.report.fmt import fallbacks_text
+from memgauge.report.fmt import fallbacks_text, fmt_target_value
 from memgauge.report.shapes_markdown import run_markdown
 from memgauge.runs.engine import RunReport
 from memgauge.runs.outcome import applicable_targets, missed_targets
@@ -79,10 +79,11 @@ def _f(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.4g}"
 
 
-def target_line(t: TargetCheck) -> str:
-    """`value 0.42 (CI bound 0.5), threshold >= 0.6 by point [--fail-under]`."""
+def target_line(t: TargetCheck, measures: Iterable[MeasureValue] = ()) -> str:
+    """`value 0.42 (CI bound 0.5), threshold >= 0.6 by point [--fail-under]`; an n/a with its
+    measure's count among the run's `measures` (`value n/a (0 scored, 2 failed), ...`)."""
     bound = "" if t.bound is None else f" (CI bound {_f(t.bound)})"
-    return f"value {_f(t.value)}{bound}, threshold {t.op} {t.target:g} by {t.by} [{t.source}]"
+    return f"value {fmt_target_value(t, measures)}{bound}, threshold {t.op} {t.target:g} by {t.by} [{t.source}]"
 
 
 def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
@@ -112,8 +113,9 @@ def run_cases(report: RunReport, optional: Collection[str] = ()) -> list[Case]:
         else:
             cases.append(Case(name, "available", "error", why, why, kind="unavailable"))
     missed = {id(t) for t in missed_targets(report)}
+    measures = summary.measures()
     for t in applicable_targets(report):
-        line = target_line(t)
+        line = target_line(t, measures)
         outcome = "failure" if id(t) in missed else "passed"
         cases.append(
             Case(

@@ -21,9 +21,9 @@ def _share(s: Mapping[str, Any], cls: str) -> str:
     return f"{count} ({count / s['n']:.0%})"
 
 
-def _f(x: float | None, digits: int = 3) -> str:
-    """n/a for a metric with no data, never 0."""
-    return "n/a" if x is None else f"{x:.{digits}f}"
+def _f(s: Mapping[str, Any], x: float | None, digits: int = 3) -> str:
+    """A mean over the comparisons; n/a with their count where there is none, never 0."""
+    return f"n/a ({s['n']} compared)" if x is None else f"{x:.{digits}f}"
 
 
 def _judged(s: Mapping[str, Any], key: str) -> str:
@@ -35,7 +35,7 @@ def _judged(s: Mapping[str, Any], key: str) -> str:
 
 
 def _latency(s: Mapping[str, Any], side: str) -> str:
-    return _f((s.get("p95_latency_ms") or {}).get(side), 1)
+    return _f(s, (s.get("p95_latency_ms") or {}).get(side), 1)
 
 
 #: The rows of an experiment's summary: a label, and how its summary (`summarize_shadow`, with
@@ -50,10 +50,10 @@ SHADOW_ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
         "top-1 changed",
         lambda s: "n/a (0 compared)" if not s["n"] else fmt_pct(s["top1_changed_rate"]),
     ),
-    ("mean Kendall tau-b", lambda s: _f(s.get("mean_kendall_tau_b"))),
-    ("mean Spearman rho", lambda s: _f(s.get("mean_spearman_rho"))),
-    ("mean Jaccard", lambda s: _f(s.get("mean_jaccard"))),
-    ("mean positions that differ", lambda s: _f(s.get("mean_order_differences"), 1)),
+    ("mean Kendall tau-b", lambda s: _f(s, s.get("mean_kendall_tau_b"))),
+    ("mean Spearman rho", lambda s: _f(s, s.get("mean_spearman_rho"))),
+    ("mean Jaccard", lambda s: _f(s, s.get("mean_jaccard"))),
+    ("mean positions that differ", lambda s: _f(s, s.get("mean_order_differences"), 1)),
     ("mean MRR delta (judged)", lambda s: _judged(s, "mean_mrr_delta")),
     ("mean nDCG delta (judged)", lambda s: _judged(s, "mean_ndcg_delta")),
     ("p95 latency ms, control", lambda s: _latency(s, "control")),

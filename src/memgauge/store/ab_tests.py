@@ -26,7 +26,7 @@ from memgauge.store.tables import eval_ab_test_pairs as _pairs
 from memgauge.store.tables import eval_ab_tests as _tests
 from memgauge.store.tables import eval_flags as _flags
 
-__all__ = ["STATUSES", "ABTestStore"]
+__all__ = ["STATUSES", "ABTestStore", "project", "update_config"]
 
 STATUSES = ("running", "graduated", "rejected", "paused")
 
@@ -173,18 +173,8 @@ class ABTestStore(Store):
                     updated_at=utc_now(),
                 )
             )
-            self._project(c, name)
+            project(c, name)
         return fresh
-
-    def _project(self, c: sa.Connection, name: str) -> None:
-        """The test's `eval_results` row (run_type ab_test), in the caller's transaction."""
-        row = c.execute(
-            sa.select(*(_tests.c[k] for k in _TEST_COLUMNS)).where(_tests.c.feature_id == name)
-        ).first()
-        if row is not None:
-            test = _test(row)
-            result = ab_test_eval_row(test, _read_pairs(c, name), str(test["updated_at"]))
-            replace_eval_results(c, str(result["run_id"]), [result])
 
     def set_status(self, name: str, status: str, *, expect: str | None = None) -> bool:
         """Set the status; `graduated_at` is the time it first graduated, and is cleared if
@@ -215,32 +205,7 @@ class ABTestStore(Store):
                 .where(_tests.c.feature_id == name)
                 .values(graduated_at=graduated, status=status, updated_at=now)
             )
-            self._project(c, name)
-        return True
-
-    def update_config(self, name: str, changes: Mapping[str, Any]) -> bool:
-        """Set some of the test's configuration (its flag's min_samples or threshold changed),
-        read and written under the test's row lock: two processes changing different settings
-        at once keep both (each read of the whole configuration outside it lost the other's).
-        False when there is no such test."""
-        with self._write_tx() as c:
-            stored = c.execute(
-                sa.select(_tests.c.config_json).where(_tests.c.feature_id == name).with_for_update()
-            ).scalar()
-            if stored is None:
-                return False
-            config = {**json.loads(stored), **changes}
-            c.execute(
-                sa.update(_tests)
-                .where(_tests.c.feature_id == name)
-                .values(
-                    config_json=json.dumps(config),
-                    min_samples=int(config["min_samples"]),
-                    graduation_threshold=float(config["improvement"]),
-                    updated_at=utc_now(),
-                )
-            )
-            self._project(c, name)
+            project(c, name)
         return True
 
     def last_shadow_run(self, name: str) -> int:
@@ -272,3 +237,39 @@ def _read_pairs(c: sa.Connection, name: str) -> list[dict[str, Any]]:
         .order_by(_pairs.c.seq)
     ).all()
     return [dict(zip(_PAIR_COLUMNS, r, strict=True)) for r in rows]
+
+
+def project(c: sa.Connection, name: str) -> None:
+    """Test `name`'s `eval_results` row (run_type ab_test), in the caller's transaction."""
+    row = c.execute(
+        sa.select(*(_tests.c[k] for k in _TEST_COLUMNS)).where(_tests.c.feature_id == name)
+    ).first()
+    if row is not None:
+        test = _test(row)
+        result = ab_test_eval_row(test, _read_pairs(c, name), str(test["updated_at"]))
+        replace_eval_results(c, str(result["run_id"]), [result])
+
+
+def update_config(c: sa.Connection, name: str, changes: Mapping[str, Any]) -> bool:
+    """Set some of test `name`'s configuration (its flag's min_samples or threshold changed),
+    in the caller's transaction, read and written under the test's row lock: two processes
+    changing different settings at once keep both (each read of the whole configuration
+    outside it lost the other's). False when there is no such test."""
+    stored = c.execute(
+        sa.select(_tests.c.config_json).where(_tests.c.feature_id == name).with_for_update()
+    ).scalar()
+    if stored is None:
+        return False
+    config = {**json.loads(stored), **changes}
+    c.execute(
+        sa.update(_tests)
+        .where(_tests.c.feature_id == name)
+        .values(
+            config_json=json.dumps(config),
+            min_samples=int(config["min_samples"]),
+            graduation_threshold=float(config["improvement"]),
+            updated_at=utc_now(),
+        )
+    )
+    project(c, name)
+    return True

@@ -34,7 +34,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from memgauge.errors import UnavailableError, UsageError
-from memgauge.store.connection import BUSY_TIMEOUT_MS, busy, connect
+from memgauge.store import connection
+from memgauge.store.connection import busy, connect
 from memgauge.store.fresh_schema import cached_statements
 from memgauge.store.url import HEAD, RUNS, Records, StoreURL, given_store, nothing_recorded
 
@@ -143,8 +144,8 @@ def locked(url: StoreURL, exc: sa.exc.DBAPIError) -> UnavailableError | None:
         return None
     return UnavailableError(
         f"results store {url} stayed locked by another process for more than"
-        f" {BUSY_TIMEOUT_MS // 1000} s ({orig}). Nothing recorded so far is lost: once that"
-        " process is done, run the command again, or finish a run with `--resume RUN_ID`"
+        f" {connection.BUSY_TIMEOUT_MS / 1000:g} s ({orig}). Nothing recorded so far is lost:"
+        " once that process is done, run the command again, or finish a run with `--resume RUN_ID`"
         " (see `memgauge runs list`)"
     )
 
@@ -272,7 +273,7 @@ def upgrade(engine: sa.Engine, url: StoreURL, *, cached: bool = True) -> list[st
     busy handler for every lock (see `connection`)."""
     try:
         legacy = _legacy(url) if url.is_sqlite else []
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        deadline = time.monotonic() + connection.BUSY_TIMEOUT_MS / 1000
         delay = 0.002
         while True:
             try:
@@ -406,8 +407,8 @@ def _probe(where: Path, read_only: Callable[[], sqlite3.Connection]) -> sqlite3.
     command refuses (a newer memgauge's) is left as the command found it."""
     if not os.access(where, os.W_OK) or not os.access(where.parent, os.W_OK):
         return read_only()
-    conn = sqlite3.connect(where, timeout=BUSY_TIMEOUT_MS / 1000)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn = sqlite3.connect(where, timeout=connection.BUSY_TIMEOUT_MS / 1000)
+    conn.execute(f"PRAGMA busy_timeout = {connection.BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA query_only = ON")
     return conn
 
@@ -428,10 +429,10 @@ def open_read_only(url: StoreURL, records: Records = RUNS) -> sa.Engine:
 
     def creator() -> sqlite3.Connection:
         conn = sqlite3.connect(
-            uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+            uri, uri=True, timeout=connection.BUSY_TIMEOUT_MS / 1000, check_same_thread=False
         )
         conn.isolation_level = None  # SQLAlchemy's BEGIN, not the driver's
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {connection.BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA query_only = ON")
         return conn
 

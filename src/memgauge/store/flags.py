@@ -21,6 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from memgauge._util.clock import utc_now
+from memgauge.store.ab_tests import update_config
 from memgauge.store.base import Store
 from memgauge.store.dialect import insert_ignore
 from memgauge.store.tables import eval_ab_tests as _tests
@@ -76,16 +77,26 @@ class FlagStore(Store):
             ).first()
         return made is not None
 
-    def update(self, name: str, values: Mapping[str, Any]) -> bool:
-        """Set some of FLAG_FIELDS; False when there is no such flag."""
+    def update(
+        self, name: str, values: Mapping[str, Any], test_config: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Set some of FLAG_FIELDS and, with `test_config`, that much of its A/B test's
+        configuration (`ab_tests.update_config`), in one transaction: a failure between leaves
+        neither changed. False when there is no such flag."""
         row = {k: v for k, v in values.items() if k in FLAG_FIELDS}
         row.update({k: int(bool(row[k])) for k in _BOOLEAN if k in row})
         with self._write_tx() as c:
+            if test_config:  # the test's row first, as graduating takes the two (no deadlock)
+                c.execute(
+                    sa.select(_tests.c.id).where(_tests.c.feature_id == name).with_for_update()
+                )
             done = c.execute(
                 sa.update(_flags)
                 .where(_flags.c.feature_id == name)
                 .values(**row, updated_at=utc_now())
             )
+            if done.rowcount and test_config:
+                update_config(c, name, test_config)
         return bool(done.rowcount)
 
     def flags(self, name: str | None = None) -> list[dict[str, Any]]:

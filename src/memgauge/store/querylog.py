@@ -14,7 +14,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from contextlib import closing
+from contextlib import ExitStack, closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -359,12 +359,15 @@ def apply_retention(
     """Delete rows older than their table's retention (never the golden set's queries, nor the
     feedback on them), archiving expired queries first to
     `archive_dir/eval_queries-<timestamp>.jsonl` (written whole or not at all, through a
-    temporary file and a rename, and fsynced before anything is deleted: a crash or a SIGTERM
-    never loses a row nor leaves a file cut inside a line). Returns rows deleted per table."""
+    temporary file and a rename, fsynced and in place before the deletes are committed: a crash
+    or a SIGTERM never loses a row nor leaves a file cut inside a line). The select, the archive
+    and the deletes are one transaction: a failure before its commit leaves no archive and
+    every row. Returns rows deleted per table."""
     keep = {**RETENTION_DAYS, **(days or {})}
     when = now or datetime.now(UTC)
     deleted: dict[str, int] = {}
-    with closing(LogDB(path)) as conn:
+    with closing(LogDB(path)) as conn, conn.transaction(), ExitStack() as archived:
+        # one transaction (its write lock taken first): the rows archived are the rows deleted
         cut = {t: (when - timedelta(days=d)).isoformat() for t, d in keep.items()}
         cur = conn.execute(
             f"SELECT * FROM eval_queries WHERE created_at < ? AND {_NOT_GOLDEN['eval_queries']}",
@@ -376,17 +379,18 @@ def apply_retention(
             target = Path(archive_dir) / f"eval_queries-{when:%Y%m%dT%H%M%S}.jsonl"
             # a pass in the same second adds to that second's file, as it did when appending
             earlier = target.read_bytes() if target.exists() else b""
-            with atomic_writer(target) as fh:
-                fh.write(earlier)
-                fh.writelines((json.dumps(r) + "\n").encode() for r in rows)
-                fh.flush()
-                os.fsync(fh.fileno())
-        with conn.transaction():
-            for table in RETENTION_DAYS:
-                deleted[table] = conn.execute(
-                    f"DELETE FROM {table} WHERE created_at < ? AND {_NOT_GOLDEN[table]}",
-                    (cut[table],),
-                ).rowcount
+            # renamed into place once the deletes are done (a failure in them leaves none),
+            # and before they are committed (a crash between archives rows twice, loses none)
+            fh = archived.enter_context(atomic_writer(target))
+            fh.write(earlier)
+            fh.writelines((json.dumps(r) + "\n").encode() for r in rows)
+            fh.flush()
+            os.fsync(fh.fileno())
+        for table in RETENTION_DAYS:
+            deleted[table] = conn.execute(
+                f"DELETE FROM {table} WHERE created_at < ? AND {_NOT_GOLDEN[table]}",
+                (cut[table],),
+            ).rowcount
     return deleted
 
 

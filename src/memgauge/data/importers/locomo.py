@@ -33,6 +33,7 @@ from memgauge.data.models import (
     Memory,
     RetrievalDataset,
     Turn,
+    blank,
     fact_key,
 )
 from memgauge.errors import DataError, Problem
@@ -410,7 +411,7 @@ def locomo_extraction_cases(path: str | Path) -> list[ExtractionCase]:
             facts: dict[str, ExpectedFact] = {}  # an observation written twice is one fact
             for speaker, entries in obs.items():
                 for entry in entries:
-                    if isinstance(entry, list) and entry and str(entry[0]).strip():
+                    if isinstance(entry, list) and entry and blank(str(entry[0])) is None:
                         fact = ExpectedFact(content=str(entry[0]), category=str(speaker))
                         facts.setdefault(fact_key(fact.content), fact)
             cases.append(
