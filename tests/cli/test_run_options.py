@@ -364,3 +364,25 @@ def test_no_report_or_export_replaces_a_sqlite_store(
     err = " ".join(capsys.readouterr().err.split())
     assert f"cannot use {db}: it holds a SQLite database (a results store?)" in err, err
     assert db.read_bytes() == kept
+
+
+@pytest.mark.parametrize("sidecar", ["-wal", "-shm", "-journal"])
+@pytest.mark.parametrize("through", ["name", "symlink"])
+def test_no_export_replaces_a_sqlite_stores_journal(
+    sidecar: str, through: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs export ID --out r.db-wal` (or a link to it) replaced the store's write-ahead log
+    (exit 0, 'wrote r.db-wal'): the runs not yet checkpointed into r.db lost, a writer's open
+    log replaced under it. The files SQLite keeps beside a database are never replaced: exit 2,
+    naming the database."""
+    db = tmp_path / "r.db"
+    assert main([*_commands(tmp_path)["operations"], "--store", str(db), "--json"]) in (0, 1)
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    journal = Path(f"{db}{sidecar}")
+    out = journal if through == "name" else tmp_path / "link.json"
+    if through == "symlink":
+        out.symlink_to(journal)
+    assert main(["runs", "export", run_id, "--out", str(out), "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"cannot use {out}: it is the journal of the SQLite database {db}" in err, err
+    assert not journal.exists() or run_id.encode() not in journal.read_bytes()

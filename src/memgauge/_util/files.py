@@ -93,6 +93,15 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
             "replaces: give another file",
             os.fspath(path),
         )
+    if (db := _sqlite_sidecar(target)) is not None:
+        # `--out r.db-wal`: the runs committed since the last checkpoint, gone; a writer's
+        # open journal replaced under it
+        raise FileExistsError(
+            errno.EEXIST,
+            f"it is the journal of the SQLite database {db} (a results store?), which nothing"
+            " memgauge writes replaces: give another file",
+            os.fspath(path),
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(target)
     try:
@@ -108,6 +117,21 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
 
 #: the first bytes of every SQLite database file
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+#: the files SQLite keeps beside a database `X`: `X-wal`, `X-shm`, `X-journal`
+_SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def _sqlite_sidecar(path: Path) -> Path | None:
+    """The SQLite database `path` is the write-ahead log, shared memory or rollback journal of
+    (there or not yet), or None."""
+    for suffix in _SQLITE_SIDECARS:
+        if path.name.endswith(suffix) and len(path.name) > len(suffix):
+            db = path.with_name(path.name[: -len(suffix)])
+            if _holds_sqlite(db):
+                return db
+    return None
 
 
 def _holds_sqlite(path: Path) -> bool:
