@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -1213,3 +1214,35 @@ def test_a_store_not_there_yet_names_no_flag_to_a_python_caller(
     for said in (str(runs.value), str(viewer.value)):
         assert said.endswith("), or give the right one with store=PATH"), said
     assert not typo.exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "source", "name"),
+    [
+        ("memaudit", DATA / "memaudit" / "sample.jsonl", "conversations.json"),
+        ("csv-items", DATA / "csv" / "items.csv", "items.jsonl"),
+        ("locomo", DATA / "locomo" / "normalisations.json", "import_report.json"),
+        ("beir", DATA / "beir" / "mini", "."),
+    ],
+)
+def test_an_import_never_replaces_the_file_it_reads(
+    kind: str, source: Path, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import memaudit d/conversations.json --out d` replaced the user's memaudit file with
+    its conversion (exit 0), and `import beir D --out D` the BEIR directory's queries.jsonl
+    with the native one. Exit 2 naming the file and what to do, nothing written."""
+    if source.is_dir():
+        src = tmp_path / "beir"
+        shutil.copytree(source, src)
+        out = src
+    else:
+        out = tmp_path / "d"
+        out.mkdir()
+        src = out / name
+        shutil.copyfile(source, src)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert main(["import", kind, str(src), "--out", str(out)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--out {out} would replace" in err, err
+    assert "it is what the import reads: give another --out" in err, err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
