@@ -102,6 +102,14 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
             " memgauge writes replaces: give another file",
             os.fspath(path),
         )
+    if _read_only(target):
+        # a rename replaces a file `open(path, "w")` may not write (and root's open would)
+        raise PermissionError(
+            errno.EACCES,
+            "it is read-only, which nothing memgauge writes replaces: make it writable"
+            " (chmod u+w) or give another file",
+            os.fspath(path),
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(target)
     try:
@@ -117,6 +125,16 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
 
 #: the first bytes of every SQLite database file
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _read_only(path: Path) -> bool:
+    """Whether `path` is a regular file that nobody may write by its mode, or this process may
+    not write."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) and (not mode & 0o222 or not os.access(path, os.W_OK))
 
 
 #: the files SQLite keeps beside a database `X`: `X-wal`, `X-shm`, `X-journal`
