@@ -80,6 +80,22 @@ def test_a_moved_dataset_says_where_it_was(run: tuple[Path, Path, str]) -> None:
     assert f"text not kept: the dataset is no longer at {dataset}" in html
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv", "parquet"])
+def test_runs_export_says_why_a_hit_has_no_text(
+    run: tuple[Path, Path, str], fmt: str, tmp_path: Path
+) -> None:
+    """The item page and the report said why a hit had no text (the dataset moved); `runs
+    export` left the text out without a word. It says the same reason, once per task."""
+    dataset, db, run_id = run
+    dataset.rename(tmp_path / "moved.yaml")
+    out = tmp_path / f"items.{fmt}"
+    argv = ["runs", "export", run_id, "--store", str(db), "--format", fmt, "--out", str(out)]
+    err = cli_output(argv, with_stderr=True)
+    why = f"text not kept: the dataset is no longer at {dataset}"
+    assert err.count(f"note: task retrieval: hit {why}") == 1, err
+    assert why in _page(db, _item_url(run_id))
+
+
 def test_the_html_report_shows_the_hits_texts(run: tuple[Path, Path, str], tmp_path: Path) -> None:
     _dataset, db, run_id = run
     out = tmp_path / "report.html"

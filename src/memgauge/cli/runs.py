@@ -293,7 +293,9 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
         return
     with open_suite_store(store_path) as store:
         run = _load(store, run_id)
-        records = api.export_items(store, run["run_id"])
+        records = api.export_items(
+            store, run["run_id"], lambda note: click.echo(f"note: {note}", err=True)
+        )
         if fmt == "parquet":
             assert out is not None
             n = write_parquet(records, out, run)
