@@ -167,3 +167,22 @@ def test_a_runs_report_reads_its_dataset_once(
     cli_output(["evaluate", str(dataset), "-s", "lexical", "--out", str(out), "--quiet"])
     assert TEXT in (out / "report.html").read_text()
     assert reads == []
+
+
+def test_a_dataset_broken_on_every_line_gives_a_one_line_reason(
+    run: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    """A run's dataset overwritten with thousands of bad lines: the reason each hit showed (item
+    page, report, export) listed every problem, megabytes beside every item. It names the
+    first, counts the rest and says which command lists them."""
+    dataset, db, run_id = run
+    dataset.write_text("memories:\n" + "  - {tier: x}\n" * 2_000)
+    html = _page(db, _item_url(run_id))
+    why = html.split("text not kept: ")[1].split("<")[0]
+    assert len(why) < 500, why[:1000]
+    assert f"the dataset at {dataset} cannot be read now (" in why, why
+    assert f"more problems: `memgauge validate {dataset}`)" in why, why
+    err = cli_output(["runs", "export", run_id, "--store", str(db)], with_stderr=True)
+    (note,) = [line for line in err.splitlines() if line.startswith("note:")]
+    assert len(note) < 500, note[:1000]
+    assert f"more problems: `memgauge validate {dataset}`)" in note, note
