@@ -424,3 +424,29 @@ def test_a_suite_file_gates_the_run_that_completed_last(
     code = main(["gate", str(tmp_path / "suite.yaml"), "--store", db, "--no-learn", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert (report["run_id"], report["status"], code) == (ci, "fail", 1)
+
+
+def test_a_deciding_measure_with_no_score_now_is_said_not_passed_unsaid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent failed every item (the suite allows it: max_failure_rate 1): its primary
+    measure is n/a, which is no regression, and the gate passed with the baseline's 1.000
+    beside n/a and no word. It still passes (n/a is not a drop), with a warning that names
+    the measure, its counts and where to see why."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
+    suite = tmp_path / "suite.yaml"
+    spec = yaml.safe_load(suite.read_text())
+    spec["max_failure_rate"] = 1.0
+    spec["subjects"]["agent"]["python"]["kwargs"]["fail_on"] = ["code"]
+    suite.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(suite), "--store", db, "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    code = main(["gate", str(suite), "--store", db, "--no-learn", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (report["status"], code) == ("pass", 0)
+    assert report["warnings"] == [
+        "agent/qa/icontains: no score in this run (6 failed, 0 scored) where the baseline has"
+        f" 1.000: it cannot fail the gate; see why with `memgauge runs show {run_id}`"
+    ]
