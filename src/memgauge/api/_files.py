@@ -3,7 +3,7 @@ memgauge's own files, and checked, whatever their kind, with every problem named
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -69,8 +69,8 @@ def import_dataset(
         raise DataError(Problem(str(src), None, None, "a BEIR dataset is a directory"))
     if kind != "beir" and src.is_dir():
         raise DataError(Problem(str(src), None, None, f"is a directory; {kind} imports a file"))
-    names = _IMPORT_FILES.get(kind) or ("dataset.yaml", *FILES.values())
-    _refuse_replacing_src(src, out_dir, names)
+    names = (*(_IMPORT_FILES.get(kind) or ("dataset.yaml", *FILES.values())), "import_report.json")
+    refuse_replacing_src(src, out_dir, names, "the import")
     report: ImportReport
     if kind == "memaudit":
         conv, report = import_memaudit(src)
@@ -101,11 +101,12 @@ def import_dataset(
 _IMPORT_FILES = {"memaudit": ("conversations.json",), "csv-items": ("items.jsonl",)}
 
 
-def _refuse_replacing_src(src: Path, out_dir: Path, names: tuple[str, ...]) -> None:
-    """A DataError when a file the import would write under `out_dir` is `src` itself, or a
-    file of the BEIR directory `src` (`import memaudit d/conversations.json --out d`: the
-    user's file replaced by its conversion)."""
-    for name in (*names, "import_report.json"):
+def refuse_replacing_src(src: Path, out_dir: Path, names: Sequence[str], what: str) -> None:
+    """A DataError when a file `what` would write under `out_dir` (`names`) is `src` itself, or
+    a file of the directory `src` (`import memaudit d/conversations.json --out d`: the user's
+    file replaced by its conversion; `synth d --out d`: a dataset's own queries and judgments
+    by synthetic ones)."""
+    for name in names:
         target = out_dir / name
         try:
             if not target.is_file():
@@ -123,8 +124,8 @@ def _refuse_replacing_src(src: Path, out_dir: Path, names: tuple[str, ...]) -> N
                     str(src),
                     None,
                     None,
-                    f"--out {out_dir} would replace {target} with the import, and it is what"
-                    " the import reads: give another --out",
+                    f"--out {out_dir} would replace {target} with {what}, and it is what"
+                    f" {what} reads: give another --out",
                 )
             )
 
