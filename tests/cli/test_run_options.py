@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import gated_suite
 
 from memgauge import api
 from memgauge.cli.main import main
@@ -386,3 +387,51 @@ def test_no_export_replaces_a_sqlite_stores_journal(
     err = " ".join(capsys.readouterr().err.split())
     assert f"cannot use {out}: it is the journal of the SQLite database {db}" in err, err
     assert not journal.exists() or run_id.encode() not in journal.read_bytes()
+
+
+@pytest.mark.parametrize("through", ["name", "symlink"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "SUITE", "--junit", "OUT"],
+        ["gate", "SUITE", "--no-learn", "--markdown", "OUT"],
+        ["gate", "SUITE", "--no-learn", "--junit", "OUT"],
+        ["evaluate", "BUNDLE", "-s", "lexical", "--junit", "OUT"],
+    ],
+    ids=["run-junit", "gate-markdown", "gate-junit", "evaluate-junit"],
+)
+def test_no_output_replaces_the_file_the_command_reads(
+    command: list[str],
+    through: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`gate suite.yaml --markdown suite.yaml` (or `run ... --junit`, `evaluate b.yaml --junit
+    b.yaml`, or a link to the file) wrote the summary over the suite or dataset it read: exit
+    0, the user's file gone. Exit 2, naming the file and the argument that reads it."""
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    db = tmp_path / "r.db"
+    suite = gated_suite(tmp_path, right=6)
+    assert main(["run", str(suite), "--store", str(db)]) == 0
+    bundle = tmp_path / "bundle.yaml"
+    bundle.write_bytes((DATA / "good" / "bundle.yaml").read_bytes())
+    read = bundle if "BUNDLE" in command else suite
+    out = read if through == "name" else tmp_path / "out.xml"
+    if through == "symlink":
+        out.symlink_to(read)
+    kept = read.read_bytes()
+    argv = [
+        {"SUITE": str(suite), "BUNDLE": str(bundle), "OUT": str(out)}.get(a, a) for a in command
+    ]
+    capsys.readouterr()
+    assert main([*argv, "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    flag = command[-2]
+    label = (
+        "DATASET" if "BUNDLE" in command else "SUITE_OR_RUN" if "gate" in command else "SUITE_FILE"
+    )
+    assert (
+        f"{flag} names {out}, the {label} the command reads: give {flag} a file of its own" in err
+    )
+    assert read.read_bytes() == kept
