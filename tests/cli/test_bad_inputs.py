@@ -1246,3 +1246,34 @@ def test_an_import_never_replaces_the_file_it_reads(
     assert f"--out {out} would replace" in err, err
     assert "it is what the import reads: give another --out" in err, err
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("source", "command"),
+    [
+        ("traces/langsmith_runs.json", ["logs", "import-traces", "IN", "--out", "IN"]),
+        (
+            "good/bundle.yaml",
+            [
+                *("bench", "systems", "--dataset", "IN", "--no-discover", "-s", "lexical"),
+                *("--write-suite", "IN"),
+            ],
+        ),
+    ],
+    ids=["import-traces", "bench-write-suite"],
+)
+def test_an_output_over_the_file_the_command_reads_is_refused(
+    source: str, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`logs import-traces T --out T` replaced the user's trace export with its conversion,
+    and `bench systems --dataset b.yaml --write-suite b.yaml` the dataset with a suite: exit 0,
+    the file gone. Exit 2 naming both; the file kept."""
+    read = tmp_path / Path(source).name
+    shutil.copyfile(DATA / source, read)
+    kept = read.read_bytes()
+    assert main([str(read) if a == "IN" else a for a in command]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    flag = command[-2]
+    assert f"{flag} names {read}, the " in err, err
+    assert f"the command reads: give {flag} a file of its own" in err, err
+    assert read.read_bytes() == kept
