@@ -1277,3 +1277,42 @@ def test_an_output_over_the_file_the_command_reads_is_refused(
     assert f"{flag} names {read}, the " in err, err
     assert f"the command reads: give {flag} a file of its own" in err, err
     assert read.read_bytes() == kept
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "command"),
+    [
+        (
+            "extraction/cases.json",
+            "extraction.json",
+            ["extraction", "IN", "--extractor", "{python: {target: 'extractors:NaiveExtractor'}}"],
+        ),
+        ("memaudit/sample.jsonl", "results.json", ["audit", "IN"]),
+    ],
+    ids=["extraction", "audit"],
+)
+def test_a_report_over_the_file_the_command_reads_is_refused_before_the_run(
+    source: str,
+    name: str,
+    command: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`extraction d/extraction.json --output d` ran and recorded the run, then wrote its
+    report over the cases it read (exit 0; `audit d/results.json --output d` alike). Exit 2
+    before the run, naming the file and the argument; the file kept, nothing recorded."""
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    out = tmp_path / "d"
+    out.mkdir()
+    read = out / name
+    shutil.copyfile(DATA / source, read)
+    kept = read.read_bytes()
+    db = tmp_path / "r.db"
+    argv = [str(read) if a == "IN" else a for a in command]
+    assert main([*argv, "--output", str(out), "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--output names {read}, the " in err, err
+    assert "the command reads: give --output another directory" in err, err
+    assert read.read_bytes() == kept
+    assert not db.exists()

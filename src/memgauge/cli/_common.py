@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,6 +41,7 @@ __all__ = [
     "given",
     "json_option",
     "open_suite_store",
+    "outputs_not_read",
     "print_markdown",
     "refuse_together",
     "store_option",
@@ -131,14 +132,7 @@ def distinct_outputs(
     when one names the results store's file (`store`: the command's --store; False for
     none), which it would replace with a report, every run in it lost; or when one names a
     file the command reads: one its arguments name, or `inputs` (`{flag: paths}`)."""
-    read = _files_read(inputs or {})
-    for flag, path in named.items():
-        with suppress(OSError, ValueError):
-            if path is not None and (label := read.get(_file_key(path))) is not None:
-                raise click.UsageError(
-                    f"{flag} names {os.fspath(path)}, the {label} the command reads: give"
-                    f" {flag} a file of its own"
-                )
+    outputs_not_read(named.items(), inputs)
     seen: dict[Path, str] = {}
     kept = None if store is False else api.results_store(store).path
     if kept is not None:
@@ -154,6 +148,23 @@ def distinct_outputs(
         seen[key] = flag
 
 
+def outputs_not_read(
+    named: Iterable[tuple[str, Path | None]],
+    inputs: Mapping[str, Sequence[Path]] | None = None,
+    advice: str = "give {flag} a file of its own",
+) -> None:
+    """Exit 2 when an output (`(flag, path)`, None for one not given) names a file the command
+    reads (`distinct_outputs`); `advice` says what to do instead."""
+    read = _files_read(inputs or {})
+    for flag, path in named:
+        with suppress(OSError, ValueError):
+            if path is not None and (label := read.get(_file_key(path))) is not None:
+                raise click.UsageError(
+                    f"{flag} names {os.fspath(path)}, the {label} the command reads: "
+                    + advice.format(flag=flag)
+                )
+
+
 def _file_key(path: str | Path) -> tuple[int, int] | None:
     """The device and inode of the regular file `path` names (its links followed), or None."""
     st = os.stat(path)
@@ -167,7 +178,7 @@ def _files_read(inputs: Mapping[str, Sequence[Path]]) -> dict[tuple[int, int] | 
     named: list[tuple[str, Any]] = list(inputs.items())
     if ctx is not None:
         named += [
-            (p.human_readable_name, ctx.params.get(p.name or ""))
+            (p.human_readable_name.strip("[]."), ctx.params.get(p.name or ""))
             for p in ctx.command.params
             if isinstance(p, click.Argument)
         ]

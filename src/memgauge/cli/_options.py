@@ -14,7 +14,14 @@ import click
 
 from memgauge import api
 from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_REPEAT
-from memgauge.cli._common import OUT_FILE, Command, apply_options, distinct_outputs, store_option
+from memgauge.cli._common import (
+    OUT_FILE,
+    Command,
+    apply_options,
+    distinct_outputs,
+    outputs_not_read,
+    store_option,
+)
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import (
@@ -169,8 +176,24 @@ def _run_args(given: dict[str, Any], reports: Reports) -> RunArgs:
     )
     junit = given.pop("junit")
     _junit_apart(junit, given.get("out_dir"), reports(given))
+    _reports_apart(given.get("out_dir"), reports(given), given.get("outputs_path"))
     distinct_outputs({"--junit": junit}, store=False if no_store else store)
     return RunArgs(options, given.pop("progress"), junit, given.pop("max_failure_rate", None))
+
+
+def _reports_apart(out_dir: Path | None, reports: Collection[str], outputs: Path | None) -> None:
+    """A UsageError when a report the command writes into its --out directory is a file it
+    reads (`extraction d/extraction.json --output d`: the cases replaced once the run ended;
+    `--outputs`, production's outputs, alike)."""
+    if out_dir is None:
+        return
+    ctx = click.get_current_context()
+    flag = next((p.opts[0] for p in ctx.command.params if p.name == "out_dir"), "--out")
+    outputs_not_read(
+        [(flag, out_dir / name) for name in reports],
+        {"--outputs": (outputs,)} if outputs is not None else None,
+        advice="give {flag} another directory",
+    )
 
 
 def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[str]) -> None:
