@@ -435,3 +435,31 @@ def test_no_output_replaces_the_file_the_command_reads(
         f"{flag} names {out}, the {label} the command reads: give {flag} a file of its own" in err
     )
     assert read.read_bytes() == kept
+
+
+@pytest.mark.parametrize("blocker", ["directory", "read-only"])
+@pytest.mark.parametrize("command", ["evaluate", "demo", "audit"])
+def test_a_report_that_cannot_be_written_fails_before_the_run(
+    command: str, blocker: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evaluate ... --out d` where d/report.html is a directory (or d/result.json is
+    read-only) ran and recorded the run, wrote result.json and summary.md, then failed on
+    the rename of a temporary file it named (`d/.report.html.1a2b.tmp -> d/report.html: Is a
+    directory`): half the reports written. Exit 2 before the run, naming the report."""
+    argv = _commands(tmp_path)[command]
+    flag = "--output" if command == "audit" else "--out"
+    out = Path(argv[argv.index(flag) + 1])
+    name = "results.json" if command == "audit" else "result.json"
+    out.mkdir()
+    if blocker == "directory":
+        (out / name).mkdir()
+    else:
+        (out / name).write_text("mine")
+        (out / name).chmod(0o444)
+    db = tmp_path / "r.db"
+    assert main([*argv, "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    why = "it is a directory" if blocker == "directory" else "it is read-only"
+    assert f"{flag} {out}: cannot write {out / name}: {why}" in err, err
+    assert sorted(p.name for p in out.iterdir()) == [name]
+    assert not db.exists()

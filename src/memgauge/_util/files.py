@@ -26,6 +26,7 @@ __all__ = [
     "exclusive_lock",
     "sha256_file",
     "temp_dir_beside",
+    "write_refusal",
 ]
 
 #: in a temporary directory of `temp_dir_beside`, who writes it (pid, host, start)
@@ -85,31 +86,8 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
         return
     if target.is_symlink():
         target = Path(os.path.realpath(target))
-    if _holds_sqlite(target):
-        # `runs export ID --out r.db --store r.db`: the store it read, every run in it, gone
-        raise FileExistsError(
-            errno.EEXIST,
-            "it holds a SQLite database (a results store?), which nothing memgauge writes "
-            "replaces: give another file",
-            os.fspath(path),
-        )
-    if (db := _sqlite_sidecar(target)) is not None:
-        # `--out r.db-wal`: the runs committed since the last checkpoint, gone; a writer's
-        # open journal replaced under it
-        raise FileExistsError(
-            errno.EEXIST,
-            f"it is the journal of the SQLite database {db} (a results store?), which nothing"
-            " memgauge writes replaces: give another file",
-            os.fspath(path),
-        )
-    if _read_only(target):
-        # a rename replaces a file `open(path, "w")` may not write (and root's open would)
-        raise PermissionError(
-            errno.EACCES,
-            "it is read-only, which nothing memgauge writes replaces: make it writable"
-            " (chmod u+w) or give another file",
-            os.fspath(path),
-        )
+    if (refused := write_refusal(target, path)) is not None:
+        raise refused
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(target)
     try:
@@ -125,6 +103,44 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
 
 #: the first bytes of every SQLite database file
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def write_refusal(target: Path, path: str | Path | None = None) -> OSError | None:
+    """Why `atomic_writer` will not write `target` (its links followed; `path` as the user
+    named it, for the message), or None: a directory, a SQLite database or a file SQLite keeps
+    beside one, a read-only file. A command checks its outputs with it before its run."""
+    named = os.fspath(target if path is None else path)
+    if target.is_dir():
+        # the rename's error named the temporary file: `.report.html.1a2b.tmp -> report.html`
+        return IsADirectoryError(
+            errno.EISDIR, "it is a directory: move it or give another path", named
+        )
+    if _holds_sqlite(target):
+        # `runs export ID --out r.db --store r.db`: the store it read, every run in it, gone
+        return FileExistsError(
+            errno.EEXIST,
+            "it holds a SQLite database (a results store?), which nothing memgauge writes "
+            "replaces: give another file",
+            named,
+        )
+    if (db := _sqlite_sidecar(target)) is not None:
+        # `--out r.db-wal`: the runs committed since the last checkpoint, gone; a writer's
+        # open journal replaced under it
+        return FileExistsError(
+            errno.EEXIST,
+            f"it is the journal of the SQLite database {db} (a results store?), which nothing"
+            " memgauge writes replaces: give another file",
+            named,
+        )
+    if _read_only(target):
+        # a rename replaces a file `open(path, "w")` may not write (and root's open would)
+        return PermissionError(
+            errno.EACCES,
+            "it is read-only, which nothing memgauge writes replaces: make it writable"
+            " (chmod u+w) or give another file",
+            named,
+        )
+    return None
 
 
 def _read_only(path: Path) -> bool:

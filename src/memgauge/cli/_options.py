@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import click
 
 from memgauge import api
+from memgauge._util.files import write_refusal
 from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_REPEAT
 from memgauge.cli._common import (
     OUT_FILE,
@@ -194,6 +196,12 @@ def _reports_apart(out_dir: Path | None, reports: Collection[str], outputs: Path
         {"--outputs": (outputs,)} if outputs is not None else None,
         advice="give {flag} another directory",
     )
+    for name in reports:  # a report that cannot be written fails before the run, not after
+        target = Path(os.path.realpath(out_dir / name))
+        if (refused := write_refusal(target, out_dir / name)) is not None:
+            raise click.UsageError(
+                f"{flag} {out_dir}: cannot write {refused.filename}: {refused.strerror}"
+            )
 
 
 def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[str]) -> None:
