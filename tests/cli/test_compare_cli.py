@@ -520,3 +520,21 @@ def test_runs_compare_says_a_run_has_not_completed(
     assert f"note: run {a}" not in err, err
     if fmt == "json":
         json.loads(out)
+
+
+def test_runs_compare_table_says_why_a_row_has_no_delta(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subject that failed every item in B: the JSON row said why it has no delta, the
+    table showed n/a and n 0 without a word. A line under the table says it, once per
+    subject, task and reason."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    monkeypatch.setenv("COLUMNS", "200")
+    db = tmp_path / "r.db"
+    subjects = {"ok": QUALITY["strong"], "broke": QUALITY["strong"]}
+    a = _recorded(capsys, _agent_suite(tmp_path, subjects), db)
+    b = _recorded(capsys, _failing(_agent_suite(tmp_path, subjects), "broke"), db)
+    code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db))
+    assert code == 0
+    assert "n/a: broke/t (1 evaluator): B scored no item" in out, out
+    assert "n/a: ok/" not in out, out
