@@ -450,3 +450,33 @@ def test_a_deciding_measure_with_no_score_now_is_said_not_passed_unsaid(
         "agent/qa/icontains: no score in this run (6 failed, 0 scored) where the baseline has"
         f" 1.000: it cannot fail the gate; see why with `memgauge runs show {run_id}`"
     ]
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled", "running"])
+def test_a_gate_with_no_baseline_names_the_earlier_runs_that_did_not_complete(
+    status: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The suite's earlier run failed (or was cancelled, or is still running): the gate
+    said "No earlier run to compare with", as if there were none. It passes still, with a
+    warning naming that run and that only a completed run counts."""
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    suite = str(gated_suite(tmp_path, right=6))
+    ids = []
+    for _ in range(2):
+        assert main(["run", suite, "--store", db, "--json"]) == 0
+        ids.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"])
+    with SuiteRunStore(db) as store:
+        store.set_status(ids[0], status)
+    assert main(["gate", ids[1], "--store", db, "--no-learn", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["baseline_runs"] == []
+    assert report["warnings"] == [
+        f"1 earlier run of suite 'gated' did not complete ({ids[0]} {status}): only a"
+        " completed run counts in the baseline"
+    ]
