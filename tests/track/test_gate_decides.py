@@ -480,3 +480,23 @@ def test_a_gate_with_no_baseline_names_the_earlier_runs_that_did_not_complete(
         f"1 earlier run of suite 'gated' did not complete ({ids[0]} {status}): only a"
         " completed run counts in the baseline"
     ]
+
+
+def test_the_summary_says_why_a_deciding_measure_was_not_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deciding measure with no score now (every item failed) beside a baseline: the
+    summary's row had an empty change column and its reason was only in `--json`. A line
+    under the table says why, as it does for a measure past its threshold."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
+    suite = tmp_path / "suite.yaml"
+    spec = yaml.safe_load(suite.read_text())
+    spec["max_failure_rate"] = 1.0
+    spec["subjects"]["agent"]["python"]["kwargs"]["fail_on"] = ["code"]
+    suite.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(suite), "--store", db]) == 0
+    md = tmp_path / "gate.md"
+    assert main(["gate", str(suite), "--store", db, "--no-learn", "--markdown", str(md)]) == 0
+    assert "- icontains (agent / qa): no score in this run (n/a)" in md.read_text()
