@@ -463,3 +463,24 @@ def test_a_report_that_cannot_be_written_fails_before_the_run(
     assert f"{flag} {out}: cannot write {out / name}: {why}" in err, err
     assert sorted(p.name for p in out.iterdir()) == [name]
     assert not db.exists()
+
+
+def test_demo_writes_its_dataset_into_the_directory_an_earlier_demo_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The check of the reports before the run took demo's `dataset` (a directory it writes
+    into) for a report file: a second `demo --out d` was refused ("d/dataset: it is a
+    directory"). The directory passes; a report file that is one is still refused."""
+    argv = _commands(tmp_path)["demo"]
+    out = Path(argv[argv.index("--out") + 1])
+    (out / "dataset").mkdir(parents=True)
+    db = tmp_path / "r.db"
+    # the check after the reports' stops the command before its run
+    assert main([*argv, "--store", str(db), "--junit", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "it is a directory" not in err, err
+    assert f"the results store and --junit both name {db}" in err, err
+    (out / "result.json").mkdir()
+    assert main([*argv, "--no-store"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"cannot write {out / 'result.json'}: it is a directory" in err, err

@@ -138,7 +138,8 @@ class RunArgs:
         return str(api.results_store(store))
 
 
-#: the files a command writes into its --out directory, from the options it is given
+#: the files a command writes into its --out directory, from the options it is given (a
+#: directory it writes its files into ends in /)
 Reports = Callable[[dict[str, Any]], Collection[str]]
 
 
@@ -192,11 +193,13 @@ def _reports_apart(out_dir: Path | None, reports: Collection[str], outputs: Path
     ctx = click.get_current_context()
     flag = next((p.opts[0] for p in ctx.command.params if p.name == "out_dir"), "--out")
     outputs_not_read(
-        [(flag, out_dir / name) for name in reports],
+        [(flag, out_dir / name.rstrip("/")) for name in reports],
         {"--outputs": (outputs,)} if outputs is not None else None,
         advice="give {flag} another directory",
     )
-    for name in reports:  # a report that cannot be written fails before the run, not after
+    # a report file that cannot be written fails before the run, not after (a name ending in
+    # / is a directory the command writes its files into: demo's dataset/)
+    for name in (n for n in reports if not n.endswith("/")):
         target = Path(os.path.realpath(out_dir / name))
         if (refused := write_refusal(target, out_dir / name)) is not None:
             raise click.UsageError(
@@ -211,7 +214,7 @@ def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[s
     if junit is None or out_dir is None:
         return
     where, out = junit.resolve(), out_dir.resolve()
-    if where == out or (where.parent == out and where.name in reports):
+    if where == out or (where.parent == out and where.name in {r.rstrip("/") for r in reports}):
         raise click.UsageError(
             f"--junit {junit}: the command's reports go there ({out_dir}); give the JUnit XML"
             " a file of its own, e.g. --junit junit.xml"
