@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -1213,3 +1214,105 @@ def test_a_store_not_there_yet_names_no_flag_to_a_python_caller(
     for said in (str(runs.value), str(viewer.value)):
         assert said.endswith("), or give the right one with store=PATH"), said
     assert not typo.exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "source", "name"),
+    [
+        ("memaudit", DATA / "memaudit" / "sample.jsonl", "conversations.json"),
+        ("csv-items", DATA / "csv" / "items.csv", "items.jsonl"),
+        ("locomo", DATA / "locomo" / "normalisations.json", "import_report.json"),
+        ("beir", DATA / "beir" / "mini", "."),
+    ],
+)
+def test_an_import_never_replaces_the_file_it_reads(
+    kind: str, source: Path, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import memaudit d/conversations.json --out d` replaced the user's memaudit file with
+    its conversion (exit 0), and `import beir D --out D` the BEIR directory's queries.jsonl
+    with the native one. Exit 2 naming the file and what to do, nothing written."""
+    if source.is_dir():
+        src = tmp_path / "beir"
+        shutil.copytree(source, src)
+        out = src
+    else:
+        out = tmp_path / "d"
+        out.mkdir()
+        src = out / name
+        shutil.copyfile(source, src)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert main(["import", kind, str(src), "--out", str(out)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--out {out} would replace" in err, err
+    assert "it is what the import reads: give another --out" in err, err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("source", "command"),
+    [
+        ("traces/langsmith_runs.json", ["logs", "import-traces", "IN", "--out", "IN"]),
+        (
+            "good/bundle.yaml",
+            [
+                *("bench", "systems", "--dataset", "IN", "--no-discover", "-s", "lexical"),
+                *("--write-suite", "IN"),
+            ],
+        ),
+    ],
+    ids=["import-traces", "bench-write-suite"],
+)
+def test_an_output_over_the_file_the_command_reads_is_refused(
+    source: str, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`logs import-traces T --out T` replaced the user's trace export with its conversion,
+    and `bench systems --dataset b.yaml --write-suite b.yaml` the dataset with a suite: exit 0,
+    the file gone. Exit 2 naming both; the file kept."""
+    read = tmp_path / Path(source).name
+    shutil.copyfile(DATA / source, read)
+    kept = read.read_bytes()
+    assert main([str(read) if a == "IN" else a for a in command]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    flag = command[-2]
+    assert f"{flag} names {read}, the " in err, err
+    assert f"the command reads: give {flag} a file of its own" in err, err
+    assert read.read_bytes() == kept
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "command"),
+    [
+        (
+            "extraction/cases.json",
+            "extraction.json",
+            ["extraction", "IN", "--extractor", "{python: {target: 'extractors:NaiveExtractor'}}"],
+        ),
+        ("memaudit/sample.jsonl", "results.json", ["audit", "IN"]),
+    ],
+    ids=["extraction", "audit"],
+)
+def test_a_report_over_the_file_the_command_reads_is_refused_before_the_run(
+    source: str,
+    name: str,
+    command: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`extraction d/extraction.json --output d` ran and recorded the run, then wrote its
+    report over the cases it read (exit 0; `audit d/results.json --output d` alike). Exit 2
+    before the run, naming the file and the argument; the file kept, nothing recorded."""
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    out = tmp_path / "d"
+    out.mkdir()
+    read = out / name
+    shutil.copyfile(DATA / source, read)
+    kept = read.read_bytes()
+    db = tmp_path / "r.db"
+    argv = [str(read) if a == "IN" else a for a in command]
+    assert main([*argv, "--output", str(out), "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--output names {read}, the " in err, err
+    assert "the command reads: give --output another directory" in err, err
+    assert read.read_bytes() == kept
+    assert not db.exists()

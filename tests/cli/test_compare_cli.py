@@ -489,3 +489,52 @@ def test_two_single_subject_runs_pair_up_when_one_scored_nothing(
     assert row["subject"] == "mem0 / zep"
     assert (row["mean_a"], row["mean_b"], row["n"]) == (1.0, None, 0)
     assert row["note"].startswith("B scored no item")
+
+
+@pytest.mark.parametrize("status", ["running", "cancelled"])
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown"])
+def test_runs_compare_says_a_run_has_not_completed(
+    status: str,
+    fmt: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`runs compare A B` with B still running (or cancelled) showed B's numbers as if it
+    were whole, without a word: a note on stderr says it has not completed and on how many
+    of its items it is compared (stdout stays the table, JSON or Markdown)."""
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    suite = _agent_suite(tmp_path, {"ok": QUALITY["strong"]})
+    a, b = _run(capsys, suite, db), _run(capsys, suite, db)
+    with SuiteRunStore(db) as store:
+        store.set_status(b, status)
+    args = ["runs", "compare", a, b, "--store", str(db)]
+    args += {"json": ["--json"], "markdown": ["--format", "markdown"]}.get(fmt, [])
+    code, out, err = _cli(capsys, *args)
+    assert code == 0, err
+    said = "is still running" if status == "running" else status
+    assert f"note: run {b} {said}: compared on the 30 items it recorded of 30" in err, err
+    assert f"note: run {a}" not in err, err
+    if fmt == "json":
+        json.loads(out)
+
+
+def test_runs_compare_table_says_why_a_row_has_no_delta(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subject that failed every item in B: the JSON row said why it has no delta, the
+    table showed n/a and n 0 without a word. A line under the table says it, once per
+    subject, task and reason."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    monkeypatch.setenv("COLUMNS", "200")
+    db = tmp_path / "r.db"
+    subjects = {"ok": QUALITY["strong"], "broke": QUALITY["strong"]}
+    a = _recorded(capsys, _agent_suite(tmp_path, subjects), db)
+    b = _recorded(capsys, _failing(_agent_suite(tmp_path, subjects), "broke"), db)
+    code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db))
+    assert code == 0
+    assert "n/a: broke/t (1 evaluator): B scored no item" in out, out
+    assert "n/a: ok/" not in out, out

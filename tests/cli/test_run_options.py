@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import gated_suite
 
 from memgauge import api
 from memgauge.cli.main import main
@@ -438,3 +439,120 @@ def test_no_export_replaces_a_sqlite_store_s_journal(
         assert (beside.read_bytes() if beside.exists() else None) == kept
     finally:
         reader.close()
+@pytest.mark.parametrize("sidecar", ["-wal", "-shm", "-journal"])
+@pytest.mark.parametrize("through", ["name", "symlink"])
+def test_no_export_replaces_a_sqlite_stores_journal(
+    sidecar: str, through: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`runs export ID --out r.db-wal` (or a link to it) replaced the store's write-ahead log
+    (exit 0, 'wrote r.db-wal'): the runs not yet checkpointed into r.db lost, a writer's open
+    log replaced under it. The files SQLite keeps beside a database are never replaced: exit 2,
+    naming the database."""
+    db = tmp_path / "r.db"
+    assert main([*_commands(tmp_path)["operations"], "--store", str(db), "--json"]) in (0, 1)
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    journal = Path(f"{db}{sidecar}")
+    out = journal if through == "name" else tmp_path / "link.json"
+    if through == "symlink":
+        out.symlink_to(journal)
+    assert main(["runs", "export", run_id, "--out", str(out), "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"cannot use {out}: it is the journal of the SQLite database {db}" in err, err
+    assert not journal.exists() or run_id.encode() not in journal.read_bytes()
+
+
+@pytest.mark.parametrize("through", ["name", "symlink"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "SUITE", "--junit", "OUT"],
+        ["gate", "SUITE", "--no-learn", "--markdown", "OUT"],
+        ["gate", "SUITE", "--no-learn", "--junit", "OUT"],
+        ["evaluate", "BUNDLE", "-s", "lexical", "--junit", "OUT"],
+    ],
+    ids=["run-junit", "gate-markdown", "gate-junit", "evaluate-junit"],
+)
+def test_no_output_replaces_the_file_the_command_reads(
+    command: list[str],
+    through: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`gate suite.yaml --markdown suite.yaml` (or `run ... --junit`, `evaluate b.yaml --junit
+    b.yaml`, or a link to the file) wrote the summary over the suite or dataset it read: exit
+    0, the user's file gone. Exit 2, naming the file and the argument that reads it."""
+    monkeypatch.syspath_prepend(str(DATA / "subjects"))
+    db = tmp_path / "r.db"
+    suite = gated_suite(tmp_path, right=6)
+    assert main(["run", str(suite), "--store", str(db)]) == 0
+    bundle = tmp_path / "bundle.yaml"
+    bundle.write_bytes((DATA / "good" / "bundle.yaml").read_bytes())
+    read = bundle if "BUNDLE" in command else suite
+    out = read if through == "name" else tmp_path / "out.xml"
+    if through == "symlink":
+        out.symlink_to(read)
+    kept = read.read_bytes()
+    argv = [
+        {"SUITE": str(suite), "BUNDLE": str(bundle), "OUT": str(out)}.get(a, a) for a in command
+    ]
+    capsys.readouterr()
+    assert main([*argv, "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    flag = command[-2]
+    label = (
+        "DATASET" if "BUNDLE" in command else "SUITE_OR_RUN" if "gate" in command else "SUITE_FILE"
+    )
+    assert (
+        f"{flag} names {out}, the {label} the command reads: give {flag} a file of its own" in err
+    )
+    assert read.read_bytes() == kept
+
+
+@pytest.mark.parametrize("blocker", ["directory", "read-only"])
+@pytest.mark.parametrize("command", ["evaluate", "demo", "audit"])
+def test_a_report_that_cannot_be_written_fails_before_the_run(
+    command: str, blocker: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evaluate ... --out d` where d/report.html is a directory (or d/result.json is
+    read-only) ran and recorded the run, wrote result.json and summary.md, then failed on
+    the rename of a temporary file it named (`d/.report.html.1a2b.tmp -> d/report.html: Is a
+    directory`): half the reports written. Exit 2 before the run, naming the report."""
+    argv = _commands(tmp_path)[command]
+    flag = "--output" if command == "audit" else "--out"
+    out = Path(argv[argv.index(flag) + 1])
+    name = "results.json" if command == "audit" else "result.json"
+    out.mkdir()
+    if blocker == "directory":
+        (out / name).mkdir()
+    else:
+        (out / name).write_text("mine")
+        (out / name).chmod(0o444)
+    db = tmp_path / "r.db"
+    assert main([*argv, "--store", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    why = "it is a directory" if blocker == "directory" else "it is read-only"
+    assert f"{flag} {out}: cannot write {out / name}: {why}" in err, err
+    assert sorted(p.name for p in out.iterdir()) == [name]
+    assert not db.exists()
+
+
+def test_demo_writes_its_dataset_into_the_directory_an_earlier_demo_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The check of the reports before the run took demo's `dataset` (a directory it writes
+    into) for a report file: a second `demo --out d` was refused ("d/dataset: it is a
+    directory"). The directory passes; a report file that is one is still refused."""
+    argv = _commands(tmp_path)["demo"]
+    out = Path(argv[argv.index("--out") + 1])
+    (out / "dataset").mkdir(parents=True)
+    db = tmp_path / "r.db"
+    # the check after the reports' stops the command before its run
+    assert main([*argv, "--store", str(db), "--junit", str(db)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "it is a directory" not in err, err
+    assert f"the results store and --junit both name {db}" in err, err
+    (out / "result.json").mkdir()
+    assert main([*argv, "--no-store"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"cannot write {out / 'result.json'}: it is a directory" in err, err

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from memgauge.cli.main import main
-from memgauge.data.io import load_retrieval_dataset
+from memgauge.data.demo import demo_dataset
+from memgauge.data.io import load_retrieval_dataset, save_retrieval_dataset
 from memgauge.data.trec import read_qrels, read_run
 
 MALFORMED = (Path(__file__).resolve().parents[1] / "cli" / "test_malformed_files.py").read_text()
@@ -343,6 +344,25 @@ def test_a_fifo_is_named_not_a_regular_file_not_missing(
     err = capsys.readouterr().err
     assert f"{fifo}: not a regular file" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("part", ["memories.jsonl", "equivalence.jsonl"])
+@pytest.mark.parametrize("what", ["a FIFO or device", "a directory"])
+def test_a_dataset_directorys_part_that_is_no_file_is_named_not_missing(
+    part: str, what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dataset directory's memories.jsonl that was a FIFO or a directory was "missing: a
+    dataset directory needs memories.jsonl" (the report's reason for a hit's text, too), and
+    an optional part's (equivalence.jsonl) left out without a word: each is named for what
+    it is, exit 2."""
+    ds = tmp_path / "ds"
+    save_retrieval_dataset(demo_dataset(), ds)
+    (ds / part).unlink(missing_ok=True)
+    os.mkfifo(ds / part) if what.startswith("a FIFO") else (ds / part).mkdir()
+    assert main(["validate", str(ds)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{ds / part}: not a regular file ({what}): make it JSON lines" in err, err
+    assert "missing" not in err, err
 
 
 @pytest.mark.parametrize("kind", ["qrels", "run"])

@@ -122,3 +122,21 @@ def test_a_fifo_is_written_into_and_a_link_followed_not_replaced(
     atomic_write_text(link, "new")
     assert link.is_symlink()
     assert real.read_text() == "new"
+
+
+def test_a_read_only_file_is_never_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import memaudit S --out d` over a d/conversations.json the user made read-only (chmod
+    444) replaced it, exit 0 (a rename needs only the directory writable, and root's open
+    writes it too): exit 2 naming the file and what to do, the file kept."""
+    kept = tmp_path / "conversations.json"
+    kept.write_text("mine")
+    os.chmod(kept, 0o444)
+    sample = Path(__file__).parents[1] / "data" / "memaudit" / "sample.jsonl"
+    assert main(["import", "memaudit", str(sample), "--out", str(tmp_path)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"cannot use {kept}: it is read-only" in err, err
+    assert "make it writable (chmod u+w) or give another file" in err, err
+    assert kept.read_text() == "mine"
+    assert [p.name for p in tmp_path.iterdir()] == ["conversations.json"]

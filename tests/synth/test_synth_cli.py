@@ -238,3 +238,23 @@ def test_one_group_of_one_call_is_said_in_the_singular(
     assert _synth(memories_file, tmp_path / "one", *args) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert " in 1 group (1 LLM call, 0 failed, 1 request;" in out
+
+
+def test_synth_never_replaces_the_dataset_it_reads(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`synth ds --out ds` wrote its synthetic queries and judgments over the dataset's own
+    (after paying for every call), exit 0: the user's real judgments gone. Exit 2 before any
+    call, naming the file and what to do; nothing written."""
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    ds = tmp_path / "ds"
+    save_retrieval_dataset(demo_dataset(), ds)
+    before = {p.name: p.read_bytes() for p in ds.iterdir()}
+    assert _synth(ds, ds) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--out {ds} would replace {ds / 'dataset.yaml'} with the synthetic dataset" in err
+    assert "give another --out" in err, err
+    assert {p.name: p.read_bytes() for p in ds.iterdir()} == before
+    assert _chat_requests(server) == 0

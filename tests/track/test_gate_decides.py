@@ -424,3 +424,79 @@ def test_a_suite_file_gates_the_run_that_completed_last(
     code = main(["gate", str(tmp_path / "suite.yaml"), "--store", db, "--no-learn", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert (report["run_id"], report["status"], code) == (ci, "fail", 1)
+
+
+def test_a_deciding_measure_with_no_score_now_is_said_not_passed_unsaid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent failed every item (the suite allows it: max_failure_rate 1): its primary
+    measure is n/a, which is no regression, and the gate passed with the baseline's 1.000
+    beside n/a and no word. It still passes (n/a is not a drop), with a warning that names
+    the measure, its counts and where to see why."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
+    suite = tmp_path / "suite.yaml"
+    spec = yaml.safe_load(suite.read_text())
+    spec["max_failure_rate"] = 1.0
+    spec["subjects"]["agent"]["python"]["kwargs"]["fail_on"] = ["code"]
+    suite.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(suite), "--store", db, "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    code = main(["gate", str(suite), "--store", db, "--no-learn", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (report["status"], code) == ("pass", 0)
+    assert report["warnings"] == [
+        "agent/qa/icontains: no score in this run (6 failed, 0 scored) where the baseline has"
+        f" 1.000: it cannot fail the gate; see why with `memgauge runs show {run_id}`"
+    ]
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled", "running"])
+def test_a_gate_with_no_baseline_names_the_earlier_runs_that_did_not_complete(
+    status: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The suite's earlier run failed (or was cancelled, or is still running): the gate
+    said "No earlier run to compare with", as if there were none. It passes still, with a
+    warning naming that run and that only a completed run counts."""
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    suite = str(gated_suite(tmp_path, right=6))
+    ids = []
+    for _ in range(2):
+        assert main(["run", suite, "--store", db, "--json"]) == 0
+        ids.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"])
+    with SuiteRunStore(db) as store:
+        store.set_status(ids[0], status)
+    assert main(["gate", ids[1], "--store", db, "--no-learn", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["baseline_runs"] == []
+    assert report["warnings"] == [
+        f"1 earlier run of suite 'gated' did not complete ({ids[0]} {status}): only a"
+        " completed run counts in the baseline"
+    ]
+
+
+def test_the_summary_says_why_a_deciding_measure_was_not_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deciding measure with no score now (every item failed) beside a baseline: the
+    summary's row had an empty change column and its reason was only in `--json`. A line
+    under the table says why, as it does for a measure past its threshold."""
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
+    suite = tmp_path / "suite.yaml"
+    spec = yaml.safe_load(suite.read_text())
+    spec["max_failure_rate"] = 1.0
+    spec["subjects"]["agent"]["python"]["kwargs"]["fail_on"] = ["code"]
+    suite.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(suite), "--store", db]) == 0
+    md = tmp_path / "gate.md"
+    assert main(["gate", str(suite), "--store", db, "--no-learn", "--markdown", str(md)]) == 0
+    assert "- icontains (agent / qa): no score in this run (n/a)" in md.read_text()

@@ -80,6 +80,22 @@ def test_a_moved_dataset_says_where_it_was(run: tuple[Path, Path, str]) -> None:
     assert f"text not kept: the dataset is no longer at {dataset}" in html
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv", "parquet"])
+def test_runs_export_says_why_a_hit_has_no_text(
+    run: tuple[Path, Path, str], fmt: str, tmp_path: Path
+) -> None:
+    """The item page and the report said why a hit had no text (the dataset moved); `runs
+    export` left the text out without a word. It says the same reason, once per task."""
+    dataset, db, run_id = run
+    dataset.rename(tmp_path / "moved.yaml")
+    out = tmp_path / f"items.{fmt}"
+    argv = ["runs", "export", run_id, "--store", str(db), "--format", fmt, "--out", str(out)]
+    err = cli_output(argv, with_stderr=True)
+    why = f"text not kept: the dataset is no longer at {dataset}"
+    assert err.count(f"note: task retrieval: hit {why}") == 1, err
+    assert why in _page(db, _item_url(run_id))
+
+
 def test_the_html_report_shows_the_hits_texts(run: tuple[Path, Path, str], tmp_path: Path) -> None:
     _dataset, db, run_id = run
     out = tmp_path / "report.html"
@@ -217,3 +233,20 @@ def test_a_dataset_directory_edited_in_place_shows_no_text_and_says_why(tmp_path
     html = _page(db, _item_url(run_id))
     assert TEXT not in html.split("Ranked hits")[1]
     assert "text not kept: the dataset changed since the run" in html
+def test_a_dataset_broken_on_every_line_gives_a_one_line_reason(
+    run: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    """A run's dataset overwritten with thousands of bad lines: the reason each hit showed (item
+    page, report, export) listed every problem, megabytes beside every item. It names the
+    first, counts the rest and says which command lists them."""
+    dataset, db, run_id = run
+    dataset.write_text("memories:\n" + "  - {tier: x}\n" * 2_000)
+    html = _page(db, _item_url(run_id))
+    why = html.split("text not kept: ")[1].split("<")[0]
+    assert len(why) < 500, why[:1000]
+    assert f"the dataset at {dataset} cannot be read now (" in why, why
+    assert f"more problems: `memgauge validate {dataset}`)" in why, why
+    err = cli_output(["runs", "export", run_id, "--store", str(db)], with_stderr=True)
+    (note,) = [line for line in err.splitlines() if line.startswith("note:")]
+    assert len(note) < 500, note[:1000]
+    assert f"more problems: `memgauge validate {dataset}`)" in note, note

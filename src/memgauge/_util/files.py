@@ -28,6 +28,7 @@ __all__ = [
     "sha256_file",
     "sqlite_journals",
     "temp_dir_beside",
+    "write_refusal",
 ]
 
 #: in a temporary directory of `temp_dir_beside`, who writes it (pid, host, start)
@@ -91,22 +92,8 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
         return
     if target.is_symlink():
         target = Path(os.path.realpath(target))
-    if _holds_sqlite(target):
-        # `runs export ID --out r.db --store r.db`: the store it read, every run in it, gone
-        raise ReplaceRefusedError(
-            errno.EEXIST,
-            "it holds a SQLite database (a results store?), which nothing memgauge writes "
-            "replaces: give another file",
-            os.fspath(path),
-        )
-    if _journal_of_sqlite(target):
-        # `--out r.db-wal` while a viewer has r.db open: its commits not yet in r.db, gone
-        raise ReplaceRefusedError(
-            errno.EEXIST,
-            "it is a SQLite database's journal (of a results store?), which nothing memgauge "
-            "writes replaces: give another file",
-            os.fspath(path),
-        )
+    if (refused := write_refusal(target, path)) is not None:
+        raise refused
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(target)
     try:
@@ -120,14 +107,76 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
         raise
 
 
-class ReplaceRefusedError(FileExistsError):
-    """A file `atomic_writer` does not replace; its `strerror` says why and what to do."""
+class ReplaceRefusedError(OSError):
+    """A file `atomic_writer` does not replace (`write_refusal`); its `strerror` says why and
+    what to do."""
 
 
 #: the first bytes of every SQLite database file
 _SQLITE_HEADER = b"SQLite format 3\x00"
-#: the files SQLite keeps beside a database `NAME` while it is open or mid-write: NAME-wal ...
-_SQLITE_JOURNALS = ("-wal", "-shm", "-journal")
+
+
+def write_refusal(target: Path, path: str | Path | None = None) -> ReplaceRefusedError | None:
+    """Why `atomic_writer` will not write `target` (its links followed; `path` as the user
+    named it, for the message), or None: a directory, a SQLite database or a file SQLite keeps
+    beside one, a read-only file. A command checks its outputs with it before its run."""
+    named = os.fspath(target if path is None else path)
+    if target.is_dir():
+        # the rename's error named the temporary file: `.report.html.1a2b.tmp -> report.html`
+        return ReplaceRefusedError(
+            errno.EISDIR, "it is a directory: move it or give another path", named
+        )
+    if _holds_sqlite(target):
+        # `runs export ID --out r.db --store r.db`: the store it read, every run in it, gone
+        return ReplaceRefusedError(
+            errno.EEXIST,
+            "it holds a SQLite database (a results store?), which nothing memgauge writes "
+            "replaces: give another file",
+            named,
+        )
+    if (db := _sqlite_sidecar(target)) is not None:
+        # `--out r.db-wal`: the runs committed since the last checkpoint, gone; a writer's
+        # open journal replaced under it
+        return ReplaceRefusedError(
+            errno.EEXIST,
+            f"it is the journal of the SQLite database {db} (a results store?), which nothing"
+            " memgauge writes replaces: give another file",
+            named,
+        )
+    if _read_only(target):
+        # a rename replaces a file `open(path, "w")` may not write (and root's open would)
+        return ReplaceRefusedError(
+            errno.EACCES,
+            "it is read-only, which nothing memgauge writes replaces: make it writable"
+            " (chmod u+w) or give another file",
+            named,
+        )
+    return None
+
+
+def _read_only(path: Path) -> bool:
+    """Whether `path` is a regular file that nobody may write by its mode, or this process may
+    not write."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) and (not mode & 0o222 or not os.access(path, os.W_OK))
+
+
+#: the files SQLite keeps beside a database `X`: `X-wal`, `X-shm`, `X-journal`
+_SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def _sqlite_sidecar(path: Path) -> Path | None:
+    """The SQLite database `path` is the write-ahead log, shared memory or rollback journal of
+    (there or not yet), or None."""
+    for suffix in _SQLITE_SIDECARS:
+        if path.name.endswith(suffix) and len(path.name) > len(suffix):
+            db = path.with_name(path.name[: -len(suffix)])
+            if _holds_sqlite(db):
+                return db
+    return None
 
 
 def _holds_sqlite(path: Path) -> bool:
@@ -139,18 +188,9 @@ def _holds_sqlite(path: Path) -> bool:
         return False
 
 
-def _journal_of_sqlite(path: Path) -> bool:
-    """Whether `path` is named as one of the files SQLite keeps beside a database that is
-    there (`r.db-wal` beside `r.db`), whether or not SQLite has made it yet."""
-    return any(
-        path.name.endswith(end) and _holds_sqlite(path.with_name(path.name.removesuffix(end)))
-        for end in _SQLITE_JOURNALS
-    )
-
-
 def sqlite_journals(database: Path) -> list[Path]:
     """The files SQLite keeps beside `database` while it is open or mid-write."""
-    return [database.with_name(database.name + end) for end in _SQLITE_JOURNALS]
+    return [database.with_name(database.name + end) for end in _SQLITE_SIDECARS]
 
 
 @contextmanager

@@ -3,7 +3,7 @@ memgauge's own files, and checked, whatever their kind, with every problem named
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -62,13 +62,15 @@ def import_dataset(
         import_memaudit,
         require_evaluable,
     )
-    from memgauge.data.io import save_conversations, save_retrieval_dataset
+    from memgauge.data.io import FILES, save_conversations, save_retrieval_dataset
     from memgauge.data.jsonio import write_jsonl
 
     if kind == "beir" and not src.is_dir():
         raise DataError(Problem(str(src), None, None, "a BEIR dataset is a directory"))
     if kind != "beir" and src.is_dir():
         raise DataError(Problem(str(src), None, None, f"is a directory; {kind} imports a file"))
+    names = (*(_IMPORT_FILES.get(kind) or ("dataset.yaml", *FILES.values())), "import_report.json")
+    refuse_replacing_src(src, out_dir, names, "the import")
     report: ImportReport
     if kind == "memaudit":
         conv, report = import_memaudit(src)
@@ -92,6 +94,40 @@ def import_dataset(
     report_path = out_dir / "import_report.json"
     atomic_write_text(report_path, dumps_strict(report.as_dict(), indent=2) + "\n")
     return Imported(report, [*written, report_path])
+
+
+#: the files an import writes under --out besides import_report.json, by kind (else a
+#: retrieval dataset's: dataset.yaml and every part's file, whichever it has)
+_IMPORT_FILES = {"memaudit": ("conversations.json",), "csv-items": ("items.jsonl",)}
+
+
+def refuse_replacing_src(src: Path, out_dir: Path, names: Sequence[str], what: str) -> None:
+    """A DataError when a file `what` would write under `out_dir` (`names`) is `src` itself, or
+    a file of the directory `src` (`import memaudit d/conversations.json --out d`: the user's
+    file replaced by its conversion; `synth d --out d`: a dataset's own queries and judgments
+    by synthetic ones)."""
+    for name in names:
+        target = out_dir / name
+        try:
+            if not target.is_file():
+                continue
+            same = (
+                target.resolve().is_relative_to(src.resolve())
+                if src.is_dir()
+                else target.samefile(src)
+            )
+        except OSError:
+            continue
+        if same:
+            raise DataError(
+                Problem(
+                    str(src),
+                    None,
+                    None,
+                    f"--out {out_dir} would replace {target} with {what}, and it is what"
+                    f" {what} reads: give another --out",
+                )
+            )
 
 
 def _count_dataset(path: Path) -> str:

@@ -5,7 +5,7 @@ stores as bundles."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -176,17 +176,31 @@ def upgrade_store(store: Where = None) -> list[str]:
     return upgrade(require_store(store))
 
 
-def export_items(store: SuiteRunStore, run_id: str) -> Iterator[dict[str, Any]]:
+def export_items(
+    store: SuiteRunStore, run_id: str, on_note: Callable[[str], None] | None = None
+) -> Iterator[dict[str, Any]]:
     """Every item of the run as `memgauge runs export` writes it (`SuiteRunStore.iter_export`),
     each ranked hit with its text: the store leaves it out where it is the dataset's own, and
     it is read back from the run's dataset while that has the sha256 the run recorded
-    (`runs.hit_texts`)."""
+    (`runs.hit_texts`). Where it cannot be, `on_note` is given why, once per task (the
+    reason the report and the viewer show)."""
+    from memgauge.aggregates.hits import hits_of
     from memgauge.runs.hit_texts import hit_texts  # the aggregates: not for `runs list`
 
     run = store.get_run(run_id, summary=False)
     texts = hit_texts(run) if run is not None else None
+    told: set[str] = set()
     for r in store.iter_export(run_id):
-        yield r if texts is None else {**r, "output": texts.filled(r["task"], r["output"])}
+        if texts is None:
+            yield r
+            continue
+        output = texts.filled(r["task"], r["output"])
+        note = texts.note(r["task"])
+        hits = hits_of(output)
+        if on_note and note and r["task"] not in told and any("text" not in h for h in hits or ()):
+            told.add(r["task"])
+            on_note(f"task {r['task']}: hit {note}")
+        yield {**r, "output": output}
 
 
 def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.numbers import MAX_FAILURE_RATE
+from memgauge.api._files import refuse_replacing_src
 from memgauge.data.models import Memory, RetrievalDataset
 from memgauge.errors import DataError, Problem, UsageError, argument
 
@@ -109,7 +110,7 @@ def synth(
     cache (`configure_llm`), so a second run replays them. A failed call past
     `max_failure_rate` raises SubjectError and writes nothing."""
     from memgauge.data.environment import embeddings_cache
-    from memgauge.data.io import save_retrieval_dataset
+    from memgauge.data.io import FILES, save_retrieval_dataset
     from memgauge.embed import CachedEmbedder, load_embedder
     from memgauge.synth import SynthConfig, synthesize
 
@@ -124,6 +125,8 @@ def synth(
         name=name or Path(out_dir).name or "synthetic",
         **({"categories": tuple(categories)} if categories else {}),
     )
+    names = ("dataset.yaml", *FILES.values(), REPORT_FILE)
+    refuse_replacing_src(Path(memories), Path(out_dir), names, "the synthetic dataset")
     read = read_memories(memories, kind)
     inner = load_embedder(embedder)
     try:

@@ -7,8 +7,10 @@ lists what a light command must not load): the retrieval conventions' options li
 from __future__ import annotations
 
 import os
+import stat
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,6 +42,7 @@ __all__ = [
     "given",
     "json_option",
     "open_suite_store",
+    "outputs_not_read",
     "print_markdown",
     "refuse_together",
     "store_option",
@@ -120,13 +123,18 @@ OUT_FILE = _OutPath("file")
 
 
 def distinct_outputs(
-    named: Mapping[str, Path | None], *, store: str | Literal[False] | None = False
+    named: Mapping[str, Path | None],
+    *,
+    store: str | Literal[False] | None = False,
+    inputs: Mapping[str, Sequence[Path]] | None = None,
 ) -> None:
     """Exit 2 when two output options (`{flag: path}`, None for one not given) name the same
     path: the second would overwrite the first's file (or write a file over its directory);
-    or when one names the results store's file or a journal SQLite keeps beside it (`store`:
+    when one names the results store's file or a journal SQLite keeps beside it (`store`:
     the command's --store; False for none), which it would replace with a report, every run
-    in it (or those not yet in the file) lost."""
+    in it (or those not yet in the file) lost; or when one names a file the command reads:
+    one its arguments name, or `inputs` (`{flag: paths}`)."""
+    outputs_not_read(named.items(), inputs)
     seen: dict[Path, str] = {}
     kept = None if store is False else api.results_store(store).path
     if kept is not None:
@@ -142,6 +150,50 @@ def distinct_outputs(
                 f"{seen[key]} and {flag} both name {os.fspath(path)}: give each its own path"
             )
         seen[key] = flag
+
+
+def outputs_not_read(
+    named: Iterable[tuple[str, Path | None]],
+    inputs: Mapping[str, Sequence[Path]] | None = None,
+    advice: str = "give {flag} a file of its own",
+) -> None:
+    """Exit 2 when an output (`(flag, path)`, None for one not given) names a file the command
+    reads (`distinct_outputs`); `advice` says what to do instead."""
+    read = _files_read(inputs or {})
+    for flag, path in named:
+        with suppress(OSError, ValueError):
+            if path is not None and (label := read.get(_file_key(path))) is not None:
+                raise click.UsageError(
+                    f"{flag} names {os.fspath(path)}, the {label} the command reads: "
+                    + advice.format(flag=flag)
+                )
+
+
+def _file_key(path: str | Path) -> tuple[int, int] | None:
+    """The device and inode of the regular file `path` names (its links followed), or None."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _files_read(inputs: Mapping[str, Sequence[Path]]) -> dict[tuple[int, int] | None, str]:
+    """The regular files the current command reads ({key: what names it}): those its
+    arguments name (`run SUITE_FILE`, `evaluate DATASET`), and `inputs`."""
+    ctx = click.get_current_context(silent=True)
+    named: list[tuple[str, Any]] = list(inputs.items())
+    if ctx is not None:
+        named += [
+            (p.human_readable_name.strip("[]."), ctx.params.get(p.name or ""))
+            for p in ctx.command.params
+            if isinstance(p, click.Argument)
+        ]
+    read: dict[tuple[int, int] | None, str] = {}
+    for label, value in named:
+        for one in value if isinstance(value, tuple | list) else [value]:
+            if isinstance(one, str | Path) and one:
+                with suppress(OSError, ValueError):
+                    if (key := _file_key(one)) is not None:
+                        read[key] = label
+    return read
 
 
 def given(param: str) -> bool:

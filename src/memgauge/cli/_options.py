@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +14,16 @@ from typing import Any
 import click
 
 from memgauge import api
+from memgauge._util.files import write_refusal
 from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_REPEAT
-from memgauge.cli._common import OUT_FILE, Command, apply_options, distinct_outputs, store_option
+from memgauge.cli._common import (
+    OUT_FILE,
+    Command,
+    apply_options,
+    distinct_outputs,
+    outputs_not_read,
+    store_option,
+)
 from memgauge.cli._llm import llm_options
 from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import (
@@ -129,7 +138,8 @@ class RunArgs:
         return str(api.results_store(store))
 
 
-#: the files a command writes into its --out directory, from the options it is given
+#: the files a command writes into its --out directory, from the options it is given (a
+#: directory it writes its files into ends in /)
 Reports = Callable[[dict[str, Any]], Collection[str]]
 
 
@@ -169,8 +179,32 @@ def _run_args(given: dict[str, Any], reports: Reports) -> RunArgs:
     )
     junit = given.pop("junit")
     _junit_apart(junit, given.get("out_dir"), reports(given))
+    _reports_apart(given.get("out_dir"), reports(given), given.get("outputs_path"))
     distinct_outputs({"--junit": junit}, store=False if no_store else store)
     return RunArgs(options, given.pop("progress"), junit, given.pop("max_failure_rate", None))
+
+
+def _reports_apart(out_dir: Path | None, reports: Collection[str], outputs: Path | None) -> None:
+    """A UsageError when a report the command writes into its --out directory is a file it
+    reads (`extraction d/extraction.json --output d`: the cases replaced once the run ended;
+    `--outputs`, production's outputs, alike)."""
+    if out_dir is None:
+        return
+    ctx = click.get_current_context()
+    flag = next((p.opts[0] for p in ctx.command.params if p.name == "out_dir"), "--out")
+    outputs_not_read(
+        [(flag, out_dir / name.rstrip("/")) for name in reports],
+        {"--outputs": (outputs,)} if outputs is not None else None,
+        advice="give {flag} another directory",
+    )
+    # a report file that cannot be written fails before the run, not after (a name ending in
+    # / is a directory the command writes its files into: demo's dataset/)
+    for name in (n for n in reports if not n.endswith("/")):
+        target = Path(os.path.realpath(out_dir / name))
+        if (refused := write_refusal(target, out_dir / name)) is not None:
+            raise click.UsageError(
+                f"{flag} {out_dir}: cannot write {refused.filename}: {refused.strerror}"
+            )
 
 
 def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[str]) -> None:
@@ -180,7 +214,7 @@ def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[s
     if junit is None or out_dir is None:
         return
     where, out = junit.resolve(), out_dir.resolve()
-    if where == out or (where.parent == out and where.name in reports):
+    if where == out or (where.parent == out and where.name in {r.rstrip("/") for r in reports}):
         raise click.UsageError(
             f"--junit {junit}: the command's reports go there ({out_dir}); give the JUnit XML"
             " a file of its own, e.g. --junit junit.xml"

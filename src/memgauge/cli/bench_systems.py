@@ -12,7 +12,7 @@ from rich.console import Console
 
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
-from memgauge.cli._common import EXISTING, FILE, console
+from memgauge.cli._common import EXISTING, FILE, console, distinct_outputs
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import MAX_K, SEED, integer
 from memgauge.cli._options import RunArgs, run_options
@@ -107,6 +107,11 @@ def systems(
     unavailable; 4 a system failed (or held nothing) past --max-failure-rate: the others'
     numbers are still written.
     """
+    read = {f"--{k}": settings.get(k) for k in ("locomo", "longmemeval")}
+    distinct_outputs(
+        {"--write-suite": write_suite},
+        inputs={**{k: (v,) for k, v in read.items() if v}, "--dataset": settings["datasets"]},
+    )
     out = console()
     # settings: --locomo, --longmemeval, --dataset, --skip, --k, --corpus, --limit,
     # --resamples, --seed and --concurrency, as bench_systems_suite_of names them

@@ -38,7 +38,7 @@ NEEDS_EMBEDDER = ("dense", "hybrid", "hybrid+session")
 )
 @click.option("--seed", type=SEED, default=0, help="Random seed.")
 @run_options(
-    shards=False, llm=False, reports=lambda given: (*write_reports_files(given), "dataset")
+    shards=False, llm=False, reports=lambda given: (*write_reports_files(given), "dataset/")
 )
 def demo(out_dir: Path, seed: int, run_args: RunArgs) -> None:
     """Evaluate the built-in reference memory on a demo dataset, offline.

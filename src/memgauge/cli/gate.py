@@ -142,7 +142,11 @@ def gate(
     if target is None:
         raise UsageError("gate: name a suite file or a run (SUITE_OR_RUN), or --accept RUN")
     # the JUnit XML was written over the Markdown summary, without a word
-    distinct_outputs({"--markdown": md_path, "--junit": junit}, store=store_path)
+    distinct_outputs(
+        {"--markdown": md_path, "--junit": junit},
+        store=store_path,
+        inputs={"--baseline": baselines},
+    )
     parsed: dict[str, float] = {}
     for item in overrides:
         name, sep, value = item.partition("=")

@@ -18,6 +18,7 @@ from memgauge.cli._common import (
     Command,
     db_argument,
     db_required_argument,
+    distinct_outputs,
     json_option,
     refuse_together,
     store_option_with,
@@ -171,6 +172,7 @@ def import_traces_cmd(
     their searches and hits, tool calls and model calls (texts past 8,192 characters cut);
     `memgauge view` shows them under Traces.
     """
+    distinct_outputs({"--out": out_path})
     keep = log or store_path is not None
     _, report = api.import_traces(traces, log=log, keep=keep, store=store_path, out=out_path)
     if as_json:

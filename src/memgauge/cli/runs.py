@@ -7,7 +7,7 @@ import csv
 import io
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +128,36 @@ def _load(store: api.SuiteRunStore, given: str) -> dict[str, Any]:
         partial = api.interim_summary(run, store.item_records(run_id), store.usage(run_id))
         view["summary"] = partial.model_dump()
     return view
+
+
+def _unpaired_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why a row of two runs' comparison has no delta (the JSON's `note`), once per subject,
+    task and reason: the table showed n/a and n 0 without a word."""
+    said: dict[tuple[str, str, str], int] = {}
+    for r in rows:
+        if r["delta"] is None and r.get("note"):
+            key = (str(r["subject"]), str(r["task"]), str(r["note"]))
+            said[key] = said.get(key, 0) + 1
+    return [
+        f"n/a: {subject}/{task} ({counted(n, 'evaluator')}): {note}"
+        for (subject, task, note), n in said.items()
+    ]
+
+
+def _note_unended(store: api.SuiteRunStore, ids: Sequence[str]) -> None:
+    """Say on stderr which of the runs compared has not completed: its numbers are those of
+    the items it recorded (a run still running, or one that failed or was cancelled)."""
+    for run_id in ids:
+        run = store.get_run(run_id, summary=False)
+        if run is None or run.status == "completed":
+            continue
+        status = "is still running" if run.status in ("queued", "running") else run.status
+        done = len(store.item_records(run_id, detail=False))
+        click.echo(
+            f"note: run {run_id} {status}: compared on the {counted(done, 'item')} it recorded"
+            f" of {run.n_items} (`memgauge runs show {run_id}`)",
+            err=True,
+        )
 
 
 def _state(run: Mapping[str, Any]) -> Text:
@@ -293,7 +323,9 @@ def export(run_id: str, store_path: str | None, fmt: str, out: Path | None) -> N
         return
     with open_suite_store(store_path) as store:
         run = _load(store, run_id)
-        records = api.export_items(store, run["run_id"])
+        records = api.export_items(
+            store, run["run_id"], lambda note: click.echo(f"note: {note}", err=True)
+        )
         if fmt == "parquet":
             assert out is not None
             n = write_parquet(records, out, run)
@@ -362,6 +394,7 @@ def compare(
             ids, cmp, measures = api.compare_stored_runs(
                 store, run_ids, baseline=baseline, **options
             )
+            _note_unended(store, ids)
             print_systems(
                 cmp,
                 fmt=given["fmt"],
@@ -378,6 +411,7 @@ def compare(
                 "give the baseline run first"
             )
         a, b = api.resolve_run_ids(store, run_ids)
+        _note_unended(store, [a, b])
         # every option but the systems table's --pairs: two runs pair item by item
         pair_options = {k: v for k, v in options.items() if k != "pairing"}
         rows = api.compare_runs(store.item_records(a), store.item_records(b), **pair_options)
@@ -400,6 +434,8 @@ def compare(
     con = console()
     if rows:
         con.print(comparison_table(rows, a, b, **settings))
+        for line in _unpaired_notes(rows):
+            con.print(line, markup=False, highlight=False)
     else:
         con.print(f"runs {a} and {b} share no subject, task and evaluator to compare")
     shown, more = headline_measures(measures)

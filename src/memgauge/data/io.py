@@ -126,6 +126,12 @@ def _load_dir(path: Path) -> RetrievalDataset:
                 parts[key] = load_records(f, model)
             except DataError as exc:  # not a list of records at all
                 parts[key] = Records(str(f), problems=exc.problems, complete=False)
+        elif f.exists():  # a directory, FIFO or device: never read (a FIFO would block)
+            what = "a directory" if f.is_dir() else "a FIFO or device"
+            problems.append(
+                Problem(str(f), None, None, f"not a regular file ({what}): make it JSON lines")
+            )
+            parts[key] = Records(str(f), complete=False)
         else:
             required = key in ("memories", "queries", "judgments")
             if required:

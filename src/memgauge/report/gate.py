@@ -106,10 +106,12 @@ def gate_markdown(result: GateResult, *, information: Literal["all", "moved"] = 
         lines += ["", *_table(deciding, deciding=True)]
     else:
         lines += ["", "No measure of this run decides the gate: it passes."]
+    # past its threshold, or not compared although the gate had a baseline (n/a now, or in
+    # every baseline run): the table's change column is empty for those, the reason unsaid
     notes = [
         f"- {md_text(c.evaluator)} ({md_text(c.subject)} / {md_text(c.task)}): {md_text(c.note)}"
         for c in deciding
-        if c.reached
+        if c.reached or (c.drop is None and result.baseline_runs)
     ]
     if notes:
         lines += ["", *notes]

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memgauge._util.listing import counted
 from memgauge.aggregates.hits import hits_of
 from memgauge.data.records import ItemRecord, RunRecord
-from memgauge.errors import MemgaugeError
+from memgauge.errors import DataError, MemgaugeError
 
 __all__ = ["HitTexts", "hit_texts", "remember"]
 
@@ -98,6 +99,15 @@ def _texts(dataset: Any, kind: Any, base: Path | None, sha256: Any) -> dict[str,
         return f"the dataset is no longer at {path}"
     try:
         found_sha, texts = _read(path.resolve(), kind if isinstance(kind, str) else None)
+    except DataError as exc:
+        # one line: a page or export shows it beside each hit (a file of 20,000 bad lines
+        # made every item's reason megabytes long)
+        first = exc.problems[0] if exc.problems else "not valid"
+        more = exc.count - 1
+        listed = (
+            f"; and {counted(more, 'more problem')}: `memgauge validate {path}`" if more else ""
+        )
+        return f"the dataset at {path} cannot be read now ({first}{listed})"
     except (MemgaugeError, OSError, ValueError) as exc:
         return f"the dataset at {path} cannot be read now ({exc})"
     if found_sha != sha256:

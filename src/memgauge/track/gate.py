@@ -425,6 +425,18 @@ def check_measure(
     return check, warning
 
 
+def _unscored(check: MetricCheck, m: MeasureValue, run_id: str) -> str:
+    """The warning for a deciding measure the baseline has a value of and this run has none
+    (its subject failed every item it was asked): n/a is no regression, so it cannot fail the
+    gate, which must not pass it unsaid."""
+    return (
+        f"{check.subject}/{check.task}/{check.evaluator}: no score in this run"
+        f" ({m.n_failed} failed, {m.n_scored} scored) where the baseline has"
+        f" {check.baseline:.3f}: it cannot fail the gate; see why with"
+        f" `memgauge runs show {run_id}`"
+    )
+
+
 def _unmatched(
     checks: Sequence[MetricCheck], past: Sequence[Mapping[tuple[str, str, str], MeasureValue]]
 ) -> list[str]:
@@ -528,6 +540,8 @@ def evaluate_gate(
         checks.append(check)
         if warning:
             warnings.append(warning)
+        if check.deciding and check.current is None and check.baseline is not None:
+            warnings.append(_unscored(check, m, current.run_id))
     warnings += _unmatched(checks, past_values)
     warnings += _other_data(current, past)
     return GateResult(
