@@ -439,6 +439,8 @@ def test_no_export_replaces_a_sqlite_store_s_journal(
         assert (beside.read_bytes() if beside.exists() else None) == kept
     finally:
         reader.close()
+
+
 @pytest.mark.parametrize("sidecar", ["-wal", "-shm", "-journal"])
 @pytest.mark.parametrize("through", ["name", "symlink"])
 def test_no_export_replaces_a_sqlite_stores_journal(

@@ -233,6 +233,8 @@ def test_a_dataset_directory_edited_in_place_shows_no_text_and_says_why(tmp_path
     html = _page(db, _item_url(run_id))
     assert TEXT not in html.split("Ranked hits")[1]
     assert "text not kept: the dataset changed since the run" in html
+
+
 def test_a_dataset_broken_on_every_line_gives_a_one_line_reason(
     run: tuple[Path, Path, str], tmp_path: Path
 ) -> None:
