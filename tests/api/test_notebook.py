@@ -156,6 +156,15 @@ def test_a_subpackage_is_there_after_import_memgauge_alone(
         memgauge.nope  # noqa: B018
 
 
+@pytest.mark.parametrize("name", ["api.nope", "nope.api", "a-b", ""])
+def test_a_name_no_subpackage_can_have_is_no_attribute_not_an_import_error(name: str) -> None:
+    # `getattr(memgauge, "nope.api", None)` raised ModuleNotFoundError (No module named
+    # 'memgauge.nope') out of the lookup of a subpackage: getattr's default, and hasattr,
+    # are for an AttributeError
+    assert getattr(memgauge, name, None) is None
+    assert not hasattr(memgauge.api, name)
+
+
 class _ClosesAsync(_Words):
     """A plug-in's memory whose `close` is `async def` (its other methods plain)."""
 
