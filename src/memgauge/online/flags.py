@@ -158,11 +158,7 @@ def create_flag(
             raise UsageError(f"a feature flag called {name!r} exists; change it with {how}")
     with ABTestStore(where) as tests:
         if tests.get(name) is None:
-            config = {
-                **test,
-                "min_samples": full["min_samples"],
-                "improvement": full["graduation_threshold"],
-            }
+            config = {**test, **{v: full[k] for k, v in _TEST_KEYS.items()}}
             # `ab create NAME` from another process may create it since `get` read none: the
             # flag is stored already, and that test is the flag's test
             ab.create_test(tests, name, metric, config, exist_ok=True)
