@@ -231,7 +231,7 @@ def failure_table(report: RunReport) -> str:
                 interval,
                 f"{t.op} {t.target:g}",
                 f"{fmt_num(compared, 4)} ({t.by})",
-                "MISSED" if id(t) in missed else "ok",
+                api.target_verdict(t, missed),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -96,6 +96,22 @@ def test_a_bad_setting_from_python_is_named_by_its_keyword(
     assert "--" not in str(refused.value)
 
 
+def test_resuming_a_run_of_another_kind_from_python_names_the_call_not_a_command(
+    tmp_path: Path,
+) -> None:
+    # `run_suite(..., resume=ID)` of a run `evaluate` started said to resume it with
+    # `memgauge evaluate ... --resume ID`, a command the program never ran
+    store = tmp_path / "results.db"
+    run_id = memgauge.evaluate(demo_dataset(), ["lexical"], store=store).run_id
+    with pytest.raises(UsageError) as refused:
+        memgauge.evaluate(demo_dataset(), ["lexical"], store=store, resume=run_id, kind="demo")
+    said = str(refused.value)
+    assert said.startswith(f"resume={run_id}: that run was started as kind='evaluate'"), said
+    assert f"`evaluate(DATASET, SYSTEMS, resume='{run_id}')`" in said, said
+    assert "--" not in said, said
+    assert "memgauge evaluate" not in said, said
+
+
 class _Broken(_Words):
     def search(self, query: str, k: int) -> list[dict[str, str]]:
         raise RuntimeError("index offline")
@@ -154,6 +170,15 @@ def test_a_subpackage_is_there_after_import_memgauge_alone(
     assert getattr(memgauge, subpackage).__name__ == f"memgauge.{subpackage}"
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         memgauge.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["api.nope", "nope.api", "a-b", ""])
+def test_a_name_no_subpackage_can_have_is_no_attribute_not_an_import_error(name: str) -> None:
+    # `getattr(memgauge, "nope.api", None)` raised ModuleNotFoundError (No module named
+    # 'memgauge.nope') out of the lookup of a subpackage: getattr's default, and hasattr,
+    # are for an AttributeError
+    assert getattr(memgauge, name, None) is None
+    assert not hasattr(memgauge.api, name)
 
 
 class _ClosesAsync(_Words):

@@ -354,3 +354,37 @@ def test_pausing_or_resuming_a_graduated_test_is_refused_and_keeps_its_history(
         assert f"A/B test 'F' graduated at {before['graduated_at']}" in err
         after = _status(capsys, db, "F")
         assert (after["status"], after["graduated_at"]) == ("graduated", before["graduated_at"])
+
+
+def test_ab_refusals_from_python_name_the_functions_not_the_commands(tmp_path: Path) -> None:
+    """From Python, a missing test said to run `memgauge ab create`, a paused one `memgauge ab
+    resume`, a binary rule's pair `--rule sprt`, and a graduated test that `ab pause` does not
+    apply: commands and flags the program never wrote. They name the calls and keywords."""
+    from memgauge import api
+    from memgauge.errors import UsageError
+
+    db = tmp_path / "r.db"
+    pairs = _pairs(tmp_path / "pairs.jsonl", 3, 0.1, 1)
+    api.create_ab_test("P", delta=0.03, store=db)
+    api.pause_ab_test("P", store=db)
+    api.create_ab_test("B", delta=0.03, rule="beta-binomial", store=db)
+    said = []
+    for call in (
+        lambda: api.add_ab_pairs("nope", pairs, store=db),
+        lambda: api.add_ab_pairs("P", pairs, store=db),
+        lambda: api.add_ab_pairs("B", pairs, store=db),
+    ):
+        with pytest.raises(UsageError) as refused:
+            call()
+        said.append(str(refused.value))
+    api.create_flag("G", {"min_samples": 40}, store=db)
+    api.add_ab_pairs("G", _pairs(tmp_path / "good.jsonl", 60, 0.06, 1), store=db)
+    with pytest.raises(UsageError) as refused:
+        api.pause_ab_test("G", store=db)
+    said.append(str(refused.value))
+    missing, paused, binary, graduated = said
+    assert "it is decided, and pausing or resuming does not apply" in graduated, graduated
+    assert missing.endswith("create it with `create_ab_test('nope', delta=...)`"), missing
+    assert paused.endswith("resume it with `pause_ab_test('P', paused=False)`"), paused
+    assert binary.endswith("or use a test with rule='sprt'"), binary
+    assert not [s for s in said if "--" in s or "memgauge ab" in s], said

@@ -182,7 +182,7 @@ def test_a_target_on_a_measure_with_nothing_scored_says_n_a_with_its_count(
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if x.startswith("target raising/")]
     assert "n/a n/a" not in line
-    assert ">= 0.5: n/a (0 scored, 2 failed) unmeasured [--fail-under]" in line
+    assert ">= 0.5: n/a (0 scored, 2 failed) MISSED (unmeasured) [--fail-under]" in line
     check = TargetCheck(
         subject="s", task="t", measure="m", op=">=", target=0.5, value=None, met=None,
         source="suite",
@@ -190,3 +190,32 @@ def test_a_target_on_a_measure_with_nothing_scored_says_n_a_with_its_count(
     measured = MeasureValue(subject="s", task="t", name="m", value=None, n_failed=2)
     line = target_line(check, [measured])
     assert line.startswith("value n/a (0 scored, 2 failed), threshold >= 0.5")
+
+
+def test_a_missed_target_with_nothing_measured_says_missed_as_its_exit_code_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every search fails, within a failure rate of 1: the run completes, and its
+    `--fail-under` target on a measure with no value is missed (exit 1). The terminal's line
+    said `unmeasured`, no MISSED anywhere, while pytest's table said `MISSED`: one verdict
+    in both, which says it counts and why."""
+    from memgauge import api
+    from memgauge.pytest_plugin import failure_table
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "data" / "subjects"))
+    subject = ("-s", "python:broken:Broken@raising", "--max-failure-rate", "1")
+    assert _evaluate(tmp_path, *subject, "--fail-under", "Recall@1=0.5") == 1
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("target raising/")]
+    assert line.endswith(": n/a (0 scored, 2 failed) MISSED (unmeasured) [--fail-under]"), line
+    report = api.evaluate(
+        tmp_path / "tiny",
+        {"raising": "python:broken:Broken@raising"},
+        measures=["Recall@1"],
+        k=1,
+        fail_under=["Recall@1=0.5"],
+        max_failure_rate=1.0,
+        store=False,
+    )
+    assert api.exit_code(report) == 1
+    (row,) = [x for x in failure_table(report).splitlines() if x.startswith("raising/")]
+    assert row.endswith("MISSED (unmeasured)"), row

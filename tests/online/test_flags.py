@@ -409,6 +409,35 @@ def test_a_setting_out_of_range_from_python_is_named_as_python_gives_it(
     assert "--" not in str(caught.value)
 
 
+def test_refusals_from_python_name_its_settings_and_functions_not_the_commands(
+    tmp_path: Path,
+) -> None:
+    """`create_flag("F", {"min_samples": 80})` over a test deciding at 50 said to create it
+    without `--min-samples`, then run `memgauge flags set F --min-samples 80`; a flag taken,
+    or one missing, named `flags set` and `memgauge flags create`: commands the caller never
+    ran. From Python they name the settings and the functions."""
+    from memgauge import api
+    from memgauge.errors import UsageError
+
+    db = tmp_path / "r.db"
+    api.create_ab_test("F", delta=0.03, min_samples=50, store=db)
+    said = []
+    for call in (
+        lambda: api.create_flag("F", {"min_samples": 80}, store=db),
+        lambda: api.create_flag("F", store=db) and api.create_flag("F", store=db),
+        lambda: api.set_flag("G", {"rollout_percent": 5}, store=db),
+    ):
+        with pytest.raises(UsageError) as caught:
+            call()
+        said.append(str(caught.value))
+    differs, taken, missing = said
+    assert "without min_samples (it takes the test's)" in differs, differs
+    assert "then `set_flag('F', {'min_samples': 80})` to change both" in differs, differs
+    assert taken.endswith("exists; change it with `set_flag`"), taken
+    assert missing.endswith("create it with `create_flag('G')`"), missing
+    assert not [s for s in said if "--" in s or "memgauge flags" in s], said
+
+
 def test_a_flags_set_failing_half_way_changes_neither_the_flag_nor_its_test(
     store_where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

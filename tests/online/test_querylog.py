@@ -662,3 +662,43 @@ def test_retention_failing_before_its_deletes_leaves_no_archive_and_every_row(
     assert querylog.apply_retention(db, archive, now=later)["eval_queries"] == 1
     (archived,) = archive.glob("eval_queries-*.jsonl")
     assert len(archived.read_text().splitlines()) == 1
+
+
+def test_retention_on_postgresql_deletes_only_the_queries_it_archived(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One transaction made SQLite's select and deletes see the same rows (its write lock is
+    taken first), but PostgreSQL reads each statement afresh (read committed): a query
+    committed between the select and the deletes, past the cut, was deleted and in no
+    archive. The deletes see the select's snapshot: that query stays for the next pass."""
+    from memgauge.store import querylog
+    from memgauge.store.logdb import LogDB
+
+    log = QueryLog(pg_url)
+    log.query("an old query", session_id="s")
+    log.close()
+    real = LogDB.execute
+    logged: list[str] = []
+
+    def execute(self: LogDB, sql: str, *args: Any) -> Any:
+        cur = real(self, sql, *args)
+        if sql.startswith("SELECT * FROM eval_queries") and not logged:
+            logged.append("meanwhile")  # another process logs a query, committed at once
+            late = QueryLog(pg_url)
+            late.query("a query logged meanwhile", session_id="s")
+            late.close()
+        return cur
+
+    monkeypatch.setattr(LogDB, "execute", execute)
+    later = datetime.now(UTC) + timedelta(days=100)
+    archive = tmp_path / "archive"
+    assert querylog.apply_retention(pg_url, archive, now=later)["eval_queries"] == 1
+    monkeypatch.undo()
+    (archived,) = archive.glob("eval_queries-*.jsonl")
+    assert [json.loads(x)["query"] for x in archived.read_text().splitlines()] == ["an old query"]
+    conn = LogDB(pg_url)
+    try:
+        left = conn.execute("SELECT query FROM eval_queries").fetchall()
+    finally:
+        conn.close()
+    assert [r[0] for r in left] == ["a query logged meanwhile"]

@@ -154,11 +154,14 @@ def test_facts_that_make_the_same_question_become_one_probe() -> None:
     assert neutral.expected == "Loves the sea"
 
 
-def test_an_empty_answer_is_a_failure_not_a_hallucination() -> None:
+@pytest.mark.parametrize("answer", ["", " \n", "\u200b", "\ufeff\u2060 "])
+def test_an_empty_answer_is_a_failure_not_a_hallucination(answer: str) -> None:
+    # an answer of zero-width characters alone ('\u200b') shows nothing either: it was scored
+    # as an answer that invented (blank text is one rule: `data.models.blank`)
     from memgauge.scorers import AuditMatch, EvalContext
 
     score = AuditMatch(cosine=None).evaluate(
-        EvalContext(output="", expected="x", metadata={"probe_type": "hallucination"})
+        EvalContext(output=answer, expected="x", metadata={"probe_type": "hallucination"})
     )
     assert score.value is None
     assert "empty answer" in (score.error or "")

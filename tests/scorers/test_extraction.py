@@ -578,3 +578,25 @@ def test_a_production_trace_with_a_turn_without_text_is_still_read(tmp_path: Pat
     (case,), n = unlabelled_cases(trace)
     assert n == 1
     assert [t.content for t in case.conversation] == ["I moved to Lisbon."]
+
+
+def test_a_production_trace_line_with_no_turn_of_text_is_not_kept_not_an_internal_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace line whose only turn is a tool call (no text) was left a case with no turn,
+    which the case model refuses: `extraction --outputs` ended in an internal error (exit 70,
+    a pydantic traceback). It has nothing to judge its output against: not kept, the other
+    lines judged; a trace of only such lines is exit 2, saying so."""
+    from memgauge.data.traces import unlabelled_cases
+
+    trace = tmp_path / "trace.jsonl"
+    said = {"id": "t1", "conversation": "I moved to Lisbon.", "output": ["Lives in Lisbon"]}
+    silent = {"id": "t2", "conversation": [{"role": "assistant", "content": ""}], "output": []}
+    trace.write_text(json.dumps(said) + "\n" + json.dumps(silent) + "\n")
+    (case,), n = unlabelled_cases(trace)
+    assert (case.id, n) == ("t1", 2)
+    trace.write_text(json.dumps(silent) + "\n")
+    code, _, text = _run(capsys, "--outputs", str(trace), "--no-store")
+    assert code == 2, text
+    assert "internal error" not in text
+    assert f"none of the 1 unlabelled lines of {trace} has a turn with text" in text, text

@@ -66,6 +66,12 @@ def test_heuristic_checks() -> None:
     assert bad["no-placeholders"] == (False, "placeholder '<memory-id>' left in the output")
     missing = heuristic_checks(cases["para-1"], decision_of({"action": "UPDATE"}))
     assert missing["required-fields"] == (False, "missing id, content")
+    # content of zero-width characters alone is no content (as an incoming memory's is refused)
+    invisible = decision_of({"action": "CREATE", "content": "\u200b\u2060"})
+    assert heuristic_checks(cases["para-1"], invisible)["required-fields"] == (
+        False,
+        "missing content",
+    )
     assert missing["exact-noop"] is None  # not an exact duplicate: does not apply
 
 

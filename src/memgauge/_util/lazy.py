@@ -85,7 +85,13 @@ def lazy_table(namespace: dict[str, Any], table: dict[str, str]) -> None:
     def module_getattr(attr: str) -> Any:
         target = table.get(attr)
         if target is None:
-            if attr.startswith("_") or importlib.util.find_spec(f"{name}.{attr}") is None:
+            # a name no module can have (`getattr(memgauge, "a.b", None)`) is no attribute,
+            # not a ModuleNotFoundError for `memgauge.a` out of find_spec
+            if (
+                attr.startswith("_")
+                or not attr.isidentifier()
+                or importlib.util.find_spec(f"{name}.{attr}") is None
+            ):
                 raise AttributeError(f"module {name!r} has no attribute {attr!r}")
             # a subpackage, as `import memgauge` then `memgauge.api.close_llm()` reads it: the
             # import system sets it on the package too, so this runs once per subpackage

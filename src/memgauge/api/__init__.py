@@ -175,6 +175,7 @@ if TYPE_CHECKING:
     from memgauge.runs.loadtest import LoadResult as LoadResult
     from memgauge.runs.outcome import exit_code as exit_code
     from memgauge.runs.outcome import missed_targets as missed_targets
+    from memgauge.runs.outcome import target_verdict as target_verdict
     from memgauge.runs.schemas import SCHEMA_KINDS as SCHEMA_KINDS
     from memgauge.runs.schemas import json_schema as json_schema
     from memgauge.runs.suite_compare import compare_runs as compare_runs

@@ -164,10 +164,11 @@ def conclude(
         )
     for warning in report.warnings:
         out.print(term("warning:", "yellow"), term(warning))
+    missed = {id(t) for t in api.missed_targets(report)}
     for t in report.summary.targets:
         if not t.enforced and t.met is not False:
             continue
-        verdict = "met" if t.met else ("unmeasured" if t.met is None else "MISSED")
+        verdict = api.target_verdict(t, missed)
         mark = "" if t.enforced else " (shown, not enforced)"
         value = fmt_target_value(t, report.summary.measures())
         bound = "" if t.bound is None else f" (CI bound {t.bound:.4g})"

@@ -172,23 +172,24 @@ def unlabelled_cases(
 ) -> tuple[list[ExtractionCase], int]:
     """The unlabelled lines of a trace as extraction cases without expected facts, keeping
     lines tagged with any of `tags` (all, when none is given) and then the `sample` share; and
-    how many unlabelled lines the file has before filtering."""
+    how many unlabelled lines the file has before filtering. A turn without text (an
+    assistant's tool call) says nothing to extract: left out, and a line with no other turn
+    is not kept (it has no conversation to judge its output against)."""
     # a later line of a key wins, as for its output
     lines = {line.key: line for line in read_lines(path) if line.unlabelled}
-    kept = [
-        (key, line)
+    said = {
+        key: [t for t in line.conversation or [] if blank(t.content) is None]
         for key, line in lines.items()
-        if (not tags or set(tags) & set(line.tags)) and sampled(key, sample, seed)
-    ]
+    }
     cases = [
         ExtractionCase(
             id=key,
-            # a production turn without text (an assistant's tool call) says nothing to extract
-            conversation=[t for t in line.conversation or [] if blank(t.content) is None],
+            conversation=said[key],
             existing_memory=line.existing_memory,
             metadata={"tags": line.tags} if line.tags else {},
         )
-        for key, line in kept
+        for key, line in lines.items()
+        if said[key] and (not tags or set(tags) & set(line.tags)) and sampled(key, sample, seed)
     ]
     return cases, len(lines)
 

@@ -19,7 +19,7 @@ from pydantic import (
 
 from memgauge._util.model import Model
 from memgauge.data.models import FiniteFloat
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, on_command_line
 from memgauge.online.ab_report import ab_report as report_of
 from memgauge.online.ab_report import sprt_of
 from memgauge.stats.sequential import DECISION_RULES, SPRT_BOUNDS, SPRTState
@@ -156,16 +156,24 @@ def create_test(
 def _running_test(store: ABTestStore, name: str) -> dict[str, Any]:
     test = store.get(name)
     if test is None:
-        raise UsageError(
-            f"no A/B test {name!r}; create it with `memgauge ab create {name} --delta ...`"
+        how = (
+            f"memgauge ab create {name} --delta ..."
+            if on_command_line()
+            else f"create_ab_test({name!r}, delta=...)"
         )
+        raise UsageError(f"no A/B test {name!r}; create it with `{how}`")
     _refuse_paused(name, test)
     return test
 
 
 def _refuse_paused(name: str, test: Mapping[str, Any]) -> None:
     if test["status"] == "paused":
-        raise UsageError(f"A/B test {name!r} is paused; resume it with `memgauge ab resume {name}`")
+        how = (
+            f"memgauge ab resume {name}"
+            if on_command_line()
+            else f"pause_ab_test({name!r}, paused=False)"
+        )
+        raise UsageError(f"A/B test {name!r} is paused; resume it with `{how}`")
 
 
 def add_pairs(
@@ -228,7 +236,8 @@ def _require_binary(name: str, pairs: Sequence[Pair]) -> None:
             raise UsageError(
                 f"A/B test {name!r} decides by the Beta-Binomial rule, for binary metrics: pair"
                 f" {i} ({p.query_id or 'no query id'}) has control {p.control}, treatment"
-                f" {p.treatment}; give 0 or 1 (e.g. hit@1), or use a test with --rule sprt"
+                f" {p.treatment}; give 0 or 1 (e.g. hit@1), or use a test with"
+                f" {'--rule sprt' if on_command_line() else 'rule=' + repr('sprt')}"
             )
 
 
@@ -264,9 +273,10 @@ def set_paused(store: ABTestStore, name: str, paused: bool) -> str:
 
 def _refuse_graduated(name: str, test: Mapping[str, Any], verb: str) -> None:
     if test["status"] == "graduated":
+        what = f"`ab {verb}`" if on_command_line() else "pausing or resuming"
         raise UsageError(
             f"A/B test {name!r} graduated at {test['graduated_at']} (a flag of that name, if"
-            f" any, was rolled out to 100%): it is decided, and `ab {verb}` does not apply; to"
+            f" any, was rolled out to 100%): it is decided, and {what} does not apply; to"
             " measure the change again, create another test"
         )
 

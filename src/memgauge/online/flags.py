@@ -116,17 +116,22 @@ def _test_settings(
     held = {k: test["config"][v] for k, v in _TEST_KEYS.items()}
     for key, value in held.items():
         if key in given and given[key] != value:
-            option = f"--{key.replace('_', '-')}"
+            # named as the caller gave them: a command's flags, or `create_flag`'s settings
+            then = (
+                f"`memgauge flags set {name} {argument(key, given[key])}`"
+                if on_command_line()
+                else f"`set_flag({name!r}, {{{key!r}: {given[key]!r}}})`"
+            )
             raise UsageError(
                 f"A/B test {name!r} exists with {key} {value}, not {given[key]}: create the flag"
-                f" without {option} (it takes the test's), then `memgauge flags set {name}"
-                f" {option} {given[key]}` to change both"
+                f" without {argument(key)} (it takes the test's), then {then} to change both"
             )
     return held
 
 
 def _unknown(name: str) -> UsageError:
-    return UsageError(f"no feature flag {name!r}; create it with `memgauge flags create {name}`")
+    how = f"memgauge flags create {name}" if on_command_line() else f"create_flag({name!r})"
+    return UsageError(f"no feature flag {name!r}; create it with `{how}`")
 
 
 def create_flag(
@@ -149,14 +154,11 @@ def create_flag(
     full = {**DEFAULTS, **_test_settings(name, existing, given), **given}
     with FlagStore(where) as flags:
         if not flags.create(name, full):
-            raise UsageError(f"a feature flag called {name!r} exists; change it with flags set")
+            how = "`memgauge flags set`" if on_command_line() else "`set_flag`"
+            raise UsageError(f"a feature flag called {name!r} exists; change it with {how}")
     with ABTestStore(where) as tests:
         if tests.get(name) is None:
-            config = {
-                **test,
-                "min_samples": full["min_samples"],
-                "improvement": full["graduation_threshold"],
-            }
+            config = {**test, **{v: full[k] for k, v in _TEST_KEYS.items()}}
             # `ab create NAME` from another process may create it since `get` read none: the
             # flag is stored already, and that test is the flag's test
             ab.create_test(tests, name, metric, config, exist_ok=True)

@@ -44,7 +44,14 @@ from memgauge._version import __version__
 from memgauge.aggregates.targets import MeasureRef, unmatched_error
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import Failure, ItemRecord, RunPlan, RunRecord, RunSummary
-from memgauge.errors import DataError, RunInterrupted, UnavailableError, UsageError, argument
+from memgauge.errors import (
+    DataError,
+    RunInterrupted,
+    UnavailableError,
+    UsageError,
+    argument,
+    on_command_line,
+)
 from memgauge.llm._loop import allow_calls, cancel_pending
 from memgauge.llm.context import llm_context
 from memgauge.llm.scope import CallScope
@@ -331,6 +338,26 @@ def _prompt_hashes(plan: Sequence[PlannedTask]) -> dict[str, Any]:
     return out
 
 
+def _started_by(kind: str, run_id: str) -> str:
+    """That run `run_id` of `kind` was started otherwise, and how to resume it: by its command,
+    or from Python by the call whose `kind` it has."""
+    if on_command_line():
+        command = "run SUITE" if kind == "suite" else kind
+        return (
+            f"that run was started by `memgauge {command}`, not this command; resume it with"
+            f" `memgauge {command} ... --resume {run_id}`"
+        )
+    call = (
+        "evaluate(DATASET, SYSTEMS"
+        if kind == "evaluate"
+        else "run_suite(SUITE" + ("" if kind == "suite" else f", kind={kind!r}")
+    )
+    return (
+        f"that run was started as kind={kind!r}, not by this call; resume it with"
+        f" `{call}, resume={run_id!r})` as it was started"
+    )
+
+
 def _check_resume(
     recorder: Recorder, run_id: str, suite: Suite, plan: Sequence[PlannedTask], kind: str
 ) -> RunRecord:
@@ -340,12 +367,8 @@ def _check_resume(
             f"{argument('resume', run_id)}: no such run in this store (see `memgauge runs list`)"
         )
     if stored.kind != kind:
-        # not "the suite changed": the run was started by another command
-        command = "run SUITE" if stored.kind == "suite" else stored.kind
-        raise UsageError(
-            f"{argument('resume', run_id)}: that run was started by `memgauge {command}`, not this"
-            f" command; resume it with `memgauge {command} ... --resume {run_id}`"
-        )
+        # not "the suite changed": the run was started by another command (or call)
+        raise UsageError(f"{argument('resume', run_id)}: {_started_by(stored.kind, run_id)}")
     if stored.suite_sha256 != suite_sha256(suite):
         raise UsageError(
             f"{argument('resume', run_id)}: the suite (or the command's options) changed since the run "

@@ -35,6 +35,7 @@ __all__ = [
     "applicable_targets",
     "exit_code",
     "missed_targets",
+    "target_verdict",
 ]
 
 EXIT_OK = 0
@@ -60,6 +61,18 @@ def applicable_targets(report: RunReport) -> list[TargetCheck]:
 def missed_targets(report: RunReport) -> list[TargetCheck]:
     """The applicable targets the run missed (n/a is missed: the user asked for a number)."""
     return [t for t in applicable_targets(report) if t.met is not True]
+
+
+def target_verdict(t: TargetCheck, missed: Collection[int]) -> str:
+    """Target `t`'s verdict, the one word every listing of targets prints: `met`; `MISSED`
+    when the exit code counts it missed (`missed`: the ids of `missed_targets`), `MISSED
+    (unmeasured)` when its measure had no value; `unmeasured` for an n/a that decides nothing
+    (a seed's own target); `MISSED` for a target only shown, which never decides."""
+    if t.met:
+        return "met"
+    if t.met is None:
+        return "MISSED (unmeasured)" if id(t) in missed else "unmeasured"
+    return "MISSED"
 
 
 def exit_code(report: RunReport, *, optional: Collection[str] = ()) -> int:

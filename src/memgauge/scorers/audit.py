@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from memgauge.data.models import blank
 from memgauge.embed import Embedder, load_embedder
 from memgauge.errors import MemgaugeError
 from memgauge.scorers.base import EvalContext, Score, output_text, quoted
@@ -106,7 +107,7 @@ class AuditMatch:
 
     def evaluate(self, ctx: EvalContext) -> Score:
         answer = output_text(ctx)
-        if not answer.strip():
+        if blank(answer) is not None:  # zero-width characters alone say nothing either
             return Score.failure("audit-match: the agent gave an empty answer")
         kind = str(ctx.metadata.get("probe_type") or "recall")
         method = self.method

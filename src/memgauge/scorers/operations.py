@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any, Literal
 
-from memgauge.data.models import OperationCase, normalize_action
+from memgauge.data.models import OperationCase, blank, normalize_action
 from memgauge.data.parsing import loads_json
 
 __all__ = [
@@ -133,7 +133,8 @@ def heuristic_checks(
         missing.append("action")
     if action in ("UPDATE", "DELETE") and not decision.get("id"):
         missing.append("id")
-    if action in ("CREATE", "UPDATE") and not str(decision.get("content") or "").strip():
+    # zero-width characters alone are no content, as an incoming memory's are refused
+    if action in ("CREATE", "UPDATE") and blank(str(decision.get("content") or "")) is not None:
         missing.append("content")
     if action in ("CREATE", "UPDATE") and case.expected.tags is not None:
         tags = decision.get("tags")

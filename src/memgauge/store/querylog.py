@@ -361,13 +361,19 @@ def apply_retention(
     `archive_dir/eval_queries-<timestamp>.jsonl` (written whole or not at all, through a
     temporary file and a rename, fsynced and in place before the deletes are committed: a crash
     or a SIGTERM never loses a row nor leaves a file cut inside a line). The select, the archive
-    and the deletes are one transaction: a failure before its commit leaves no archive and
-    every row. Returns rows deleted per table."""
+    and the deletes are one transaction, reading one snapshot (a row logged meanwhile waits for
+    the next pass): a failure before its commit leaves no archive and every row. Returns rows
+    deleted per table."""
     keep = {**RETENTION_DAYS, **(days or {})}
     when = now or datetime.now(UTC)
     deleted: dict[str, int] = {}
     with closing(LogDB(path)) as conn, conn.transaction(), ExitStack() as archived:
-        # one transaction (its write lock taken first): the rows archived are the rows deleted
+        # one transaction (its write lock taken first): the rows archived are the rows deleted;
+        # PostgreSQL reads each statement afresh (read committed) unless told to read all of
+        # them from one snapshot: a row committed between the select and the deletes was
+        # deleted unarchived
+        if conn.dialect != "sqlite":
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         cut = {t: (when - timedelta(days=d)).isoformat() for t, d in keep.items()}
         cur = conn.execute(
             f"SELECT * FROM eval_queries WHERE created_at < ? AND {_NOT_GOLDEN['eval_queries']}",

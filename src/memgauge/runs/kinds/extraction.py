@@ -151,8 +151,9 @@ def extraction_suite(
                 f"{trace} has no unlabelled line (one with its conversation and no case_id); "
                 "give the labelled CASES its case_ids refer to"
                 if n_unlabelled == 0
-                else f"none of the {n_unlabelled} unlabelled lines of {trace} is tagged "
-                f"{' or '.join(tags) or '(any)'} and in the {sample:g} sample (seed {seed})"
+                else f"none of the {n_unlabelled} unlabelled lines of {trace} has a turn with"
+                f" text, is tagged {' or '.join(tags) or '(any)'} and is in the {sample:g} sample"
+                f" (seed {seed})"
             )
         if selected:
             opts = {"tags": list(tags), "sample": sample, "seed": seed}
