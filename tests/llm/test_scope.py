@@ -75,8 +75,9 @@ def test_cancelling_a_scope_cancels_only_its_calls(monkeypatch: pytest.MonkeyPat
         threads = {s.name: threading.Thread(target=call, args=(s,)) for s in (a, b)}
         for t in threads.values():
             t.start()
-        # both calls are in flight before one is cancelled
-        while srv.n_requests < 2:
+        # both calls are in flight (sent, and waited for by their scopes) before one is
+        # cancelled: under load a call can reach the server before its scope holds it
+        while srv.n_requests < 2 or a.waiting < 1 or b.waiting < 1:
             time.sleep(0.01)
         assert cancel_pending(a) == 1
         for t in threads.values():

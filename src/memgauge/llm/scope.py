@@ -57,6 +57,12 @@ class CallScope:
         with self._lock:
             self._pending.discard(future)
 
+    @property
+    def waiting(self) -> int:
+        """How many of this scope's calls are waiting for their answers."""
+        with self._lock:
+            return len(self._pending)
+
     def cancel(self) -> int:
         """Cancel this scope's calls in flight and refuse new ones; how many were cancelled."""
         self.cancelled.set()
