@@ -374,7 +374,9 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
     monkeypatch.setattr("memgauge.cli.view.serve", serve)
     argv = ["view", "--store", str(viewer_store.path)]
     assert main([*argv, "--review", "--reviewer", "alice"]) == 0
-    assert calls == [{"host": "127.0.0.1", "port": 8765, "reviewer": "alice", "watch_states": ()}]
+    assert calls == [
+        {"host": "127.0.0.1", "port": 8765, "reviewer": "alice", "watch_states": (), "root": ""}
+    ]
     assert "review mode as alice" in capsys.readouterr().out
     assert main([*argv, "--reviewer", "alice"]) == 2
     assert "add --review" in capsys.readouterr().err
@@ -386,6 +388,7 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
         "port": 8765,
         "reviewer": "carol",
         "watch_states": (),
+        "root": "",
     }
     assert "add labels as carol" in capsys.readouterr().err
     assert main(argv) == 0

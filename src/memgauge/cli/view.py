@@ -13,7 +13,7 @@ from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import reviewer_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
-from memgauge.view import LOCAL_HOSTS, report_from_store, review_name, serve
+from memgauge.view import LOCAL_HOSTS, report_from_store, review_name, serve, view_root
 
 __all__ = ["report", "view"]
 
@@ -47,6 +47,14 @@ store_option = store_option_with(
     help="A `memgauge watch` state file shown at /watch besides the store's own (those under"
     " MEMGAUGE_HOME/watch); repeatable.",
 )
+@click.option(
+    "--root-path",
+    default=None,
+    metavar="PATH",
+    help="The path a reverse proxy serves the viewer under (e.g. /memgauge for"
+    " https://tools.example/memgauge/): every link, form and script is written under it;"
+    " the proxy may pass that prefix on or cut it off.",
+)
 def view(
     store_path: str | None,
     port: int,
@@ -54,6 +62,7 @@ def view(
     review: bool,
     reviewer: str | None,
     watch_states: tuple[Path, ...],
+    root_path: str | None,
 ) -> None:
     """Browse the results store in a web browser: runs, a run's grid, its items (filters,
     search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
@@ -78,7 +87,8 @@ def view(
         )
     shown = f"[{host}]" if ":" in host else host
     mode = "read-only" if who is None else f"review mode as {who}: /review"
-    line = f"memgauge view: http://{shown}:{port}/ (store {store}, {mode}); Ctrl-C stops"
+    under = view_root(root_path)
+    line = f"memgauge view: http://{shown}:{port}{under}/ (store {store}, {mode}); Ctrl-C stops"
     serve(
         store,
         host=host,
@@ -86,6 +96,7 @@ def view(
         reviewer=who,
         watch_states=watch_states,
         announce=lambda: click.echo(line),
+        root=under,
     )
 
 

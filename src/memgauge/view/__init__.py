@@ -19,10 +19,22 @@ if TYPE_CHECKING:
 
     from memgauge.store.url import StoreURL
     from memgauge.view.render import render_run_report, report_from_store
+    from memgauge.view.render import root_path as view_root
 
-__all__ = ["LOCAL_HOSTS", "render_run_report", "report_from_store", "review_name", "serve"]
+__all__ = [
+    "LOCAL_HOSTS",
+    "render_run_report",
+    "report_from_store",
+    "review_name",
+    "serve",
+    "view_root",
+]
 
-_LAZY = {"render_run_report": "memgauge.view.render", "report_from_store": "memgauge.view.render"}
+_LAZY = {
+    "render_run_report": "memgauge.view.render",
+    "report_from_store": "memgauge.view.render",
+    "view_root": "memgauge.view.render:root_path",
+}
 
 #: hosts that only this machine reaches; binding elsewhere shows the store to the network
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -56,17 +68,19 @@ def serve(
     reviewer: str | None = None,
     watch_states: Sequence[str | Path] = (),
     announce: Callable[[], None] | None = None,
+    root: str | None = None,
 ) -> None:
     """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
     store is checked, and refused when this memgauge cannot read it, before the port is
     bound); with `reviewer`, in review mode (`memgauge.view.review`); `watch_states`: watch
     state files `/watch` shows besides the store's own; `announce` is called once the store
-    is accepted, before serving (the command's address line: none for a refused store)."""
+    is accepted, before serving (the command's address line: none for a refused store);
+    `root`: the path a proxy serves it under (`--root-path`)."""
     import uvicorn  # the web stack, only when serving
 
     from memgauge.view.app import create_app
 
-    app = create_app(store, reviewer=reviewer, watch_states=watch_states)
+    app = create_app(store, reviewer=reviewer, watch_states=watch_states, root=root)
     if announce is not None:
         announce()
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -26,9 +26,11 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memgauge._util.numbers import INT64_MAX
 from memgauge._util.preload import preload
@@ -53,9 +55,12 @@ from memgauge.view.optimization import study_page
 from memgauge.view.pages import duration, is_live, run_page, stale_reason
 from memgauge.view.render import (
     NAV,
+    ROOT,
     item_context,
     pager,
     render,
+    root_path,
+    rooted,
     run_named,
     run_url,
     static_bytes,
@@ -121,8 +126,7 @@ class _Views:
 
     def _base(self, request: Request, **context: Any) -> dict[str, Any]:
         return {
-            "self_url": _sent_path(request)
-            + (f"?{request.url.query}" if request.url.query else ""),
+            "self_url": self_url(request),
             **({"nav": self.nav} if self.nav else {}),
             # an answer htmx swaps in (a live page's refresh, a filter form's request), not the
             # back button's (`_macros.html`'s kept_in_swaps)
@@ -228,7 +232,9 @@ class _Views:
         path = run_url(run_id, "items")
 
         def item_url(row: Any) -> str:
-            return run_url(run_id, "item", subject=row.subject, task=row.task, item=row.item_id)
+            return rooted(
+                run_url(run_id, "item", subject=row.subject, task=row.task, item=row.item_id)
+            )
 
         return _page(
             render(
@@ -424,6 +430,39 @@ def _sent_path(request: Request) -> str:
     return raw.decode("latin-1") if raw else str(request.scope["path"])
 
 
+def self_url(request: Request) -> str:
+    """The URL of the page asked for, as a page links itself (a live page's refresh)."""
+    query = request.url.query
+    return rooted(_sent_path(request) + (f"?{query}" if query else ""))
+
+
+class _UnderRoot:
+    """The viewer under a root path (`--root-path /memgauge`): its links are written under it
+    (`render.ROOT`, set for each request), and a request is answered whether the proxy passed
+    the path on whole (`/memgauge/runs/x`) or cut the root off (`/runs/x`)."""
+
+    def __init__(self, app: ASGIApp, root: str) -> None:
+        self.app = app
+        self.root = root
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        root = self.root
+        if scope["type"] == "http" and (scope["path"] + "/").startswith(root + "/"):
+            raw = scope.get("raw_path")
+            scope = {
+                **scope,
+                "path": scope["path"][len(root) :] or "/",
+                "raw_path": raw[len(root) :] or b"/"
+                if raw and raw.startswith(root.encode())
+                else raw,
+            }
+        token = ROOT.set(root)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            ROOT.reset(token)
+
+
 def run_path(request: Request) -> tuple[str, str]:
     """The run id and the page (`""`, `"items"`, `"item"`) of a `/runs/...` request, read
     from the path as sent: decoded, `/runs/a%2Fitems` (run `a/items`) and `/runs/a/items`
@@ -469,12 +508,16 @@ def create_app(
     *,
     reviewer: str | None = None,
     watch_states: Sequence[str | Path] = (),
+    root: str | None = None,
 ) -> Starlette:
     """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
     (read-only; UsageError when it is missing or at another schema). With `reviewer`, review
     mode too (`memgauge.view.review`): its pages, and one POST route that adds that reviewer's
     labels to `review_labels`; without it, no route takes a POST. `/watch` shows the store's
-    watches and those of the state files `watch_states` (`memgauge.view.watch`)."""
+    watches and those of the state files `watch_states` (`memgauge.view.watch`). `root`: the
+    path a proxy serves it under (`/memgauge`, `render.root_path`), every link written under
+    it."""
+    prefix = root_path(root)
     url = store_url(store)
     if not url.exists():
         raise UsageError(f"no results store at {url}: {nothing_recorded()}")
@@ -501,4 +544,8 @@ def create_app(
 
         review = ReviewViews(url, reviewer, page=_page, reader=views._reader)
         routes.extend(review.routes(_refusing_nul))
-    return Starlette(routes=routes, exception_handlers={HTTPException: _error, 404: _error})
+    return Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _error, 404: _error},
+        middleware=[Middleware(_UnderRoot, root=prefix)],
+    )

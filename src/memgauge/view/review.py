@@ -42,7 +42,8 @@ from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
 from memgauge.store.url import StoreURL
 from memgauge.track.review import Target, item_targets, make_label, verdicts_disagree
-from memgauge.view.render import NAV, page_url, render, run_named
+from memgauge.view.app import self_url
+from memgauge.view.render import NAV, ROOT, page_url, render, rooted, run_named
 
 __all__ = ["COOKIE", "ReviewViews"]
 
@@ -121,12 +122,15 @@ class ReviewViews:
                 csrf=self.token(session),
                 reviewer=self.reviewer,
                 nav=_NAV,
-                self_url=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+                self_url=self_url(request),
                 **context,
             )
         )
         if new:
-            response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path="/")
+            # only the viewer's own paths: a proxy's other tools under the host never see it
+            response.set_cookie(
+                COOKIE, session, httponly=True, samesite="strict", path=ROOT.get() or "/"
+            )
         return response
 
     @contextmanager
@@ -290,4 +294,4 @@ class ReviewViews:
         back = page_url(
             "/review/item", run=run_id, subject=it.subject, task=it.task, item=it.item_id
         )
-        return RedirectResponse(f"{back}#{label.kind}-{label.target}", status_code=303)
+        return RedirectResponse(f"{rooted(back)}#{label.kind}-{label.target}", status_code=303)
