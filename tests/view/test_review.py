@@ -375,7 +375,14 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
     argv = ["view", "--store", str(viewer_store.path)]
     assert main([*argv, "--review", "--reviewer", "alice"]) == 0
     assert calls == [
-        {"host": "127.0.0.1", "port": 8765, "reviewer": "alice", "watch_states": (), "root": ""}
+        {
+            "host": "127.0.0.1",
+            "port": 8765,
+            "reviewer": "alice",
+            "watch_states": (),
+            "root": "",
+            "reviewer_header": None,
+        }
     ]
     assert "review mode as alice" in capsys.readouterr().out
     assert main([*argv, "--reviewer", "alice"]) == 2
@@ -389,6 +396,7 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
         "reviewer": "carol",
         "watch_states": (),
         "root": "",
+        "reviewer_header": None,
     }
     assert "add labels as carol" in capsys.readouterr().err
     assert main(argv) == 0

@@ -3,6 +3,7 @@ FILE.html` (one run as a self-contained HTML file, drawn by the same templates).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -16,6 +17,9 @@ from memgauge.report import atomic_write_text
 from memgauge.view import LOCAL_HOSTS, report_from_store, review_name, serve, view_root
 
 __all__ = ["report", "view"]
+
+#: a header's name (RFC 9110's token)
+_HEADER = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 #: `--store` as every command takes it (MEMGAUGE_STORE by default), opened read-only
 store_option = store_option_with(
@@ -55,6 +59,14 @@ store_option = store_option_with(
     " https://tools.example/memgauge/): every link, form and script is written under it;"
     " the proxy may pass that prefix on or cut it off.",
 )
+@click.option(
+    "--reviewer-header",
+    default=None,
+    metavar="HEADER",
+    help="Review mode for a team behind a proxy that signs people in: each request's reviewer"
+    " is the name this header holds (e.g. X-Forwarded-User, Remote-User), as the proxy sets"
+    " it; a request without it is refused. Only the proxy must reach the port.",
+)
 def view(
     store_path: str | None,
     port: int,
@@ -63,6 +75,7 @@ def view(
     reviewer: str | None,
     watch_states: tuple[Path, ...],
     root_path: str | None,
+    reviewer_header: str | None,
 ) -> None:
     """Browse the results store in a web browser: runs, a run's grid, its items (filters,
     search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
@@ -74,19 +87,38 @@ def view(
     calibrate --from-store` and `memgauge review export` read them."""
     if reviewer is not None and not review:
         raise UsageError("--reviewer names who labels in review mode: add --review")
+    if reviewer_header is not None:
+        if not review or reviewer is not None:
+            raise UsageError(
+                "--reviewer-header names each reviewer in review mode: add --review, and"
+                " leave out --reviewer (one name for everyone)"
+            )
+        if not _HEADER.fullmatch(reviewer_header):
+            raise UsageError(
+                f"--reviewer-header {reviewer_header!r}: give a header name, e.g. X-Forwarded-User"
+            )
     if not host.strip():  # "" binds every interface: a `--host "$HOST"` whose HOST is unset
         raise UsageError(f"--host {host!r}: give an interface to bind, e.g. 127.0.0.1")
-    who = review_name(reviewer) if review else None
+    who = review_name(reviewer) if review and reviewer_header is None else None
     store = api.viewer_store(store_path)
     if host not in LOCAL_HOSTS:
         what = "read every run, item and output in the store"
+        if reviewer_header is not None:
+            what += f" and add labels as anyone (by sending {reviewer_header} themselves)"
+        elif who:
+            what += f" and add labels as {who}"
         click.echo(
-            f"warning: binding {host}: anyone who can reach this machine on port {port} can"
-            f" {what}" + (f" and add labels as {who}" if who else ""),
+            f"warning: binding {host}: anyone who can reach this machine on port {port} can {what}",
             err=True,
         )
     shown = f"[{host}]" if ":" in host else host
-    mode = "read-only" if who is None else f"review mode as {who}: /review"
+    mode = (
+        f"review mode, each reviewer named by {reviewer_header}: /review"
+        if reviewer_header is not None
+        else "read-only"
+        if who is None
+        else f"review mode as {who}: /review"
+    )
     under = view_root(root_path)
     line = f"memgauge view: http://{shown}:{port}{under}/ (store {store}, {mode}); Ctrl-C stops"
     serve(
@@ -97,6 +129,7 @@ def view(
         watch_states=watch_states,
         announce=lambda: click.echo(line),
         root=under,
+        reviewer_header=reviewer_header,
     )
 
 

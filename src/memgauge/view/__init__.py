@@ -49,14 +49,18 @@ def review_name(given: str | None) -> str:
     import getpass
     import os
 
+    from memgauge.data.review import MAX_REVIEWER
+
     name = (given if given is not None else os.environ.get("MEMGAUGE_REVIEWER") or "").strip()
     if not name and given is None:
         try:
             name = getpass.getuser()
         except (KeyError, OSError):  # no login name (a container's bare uid)
             name = ""
-    if not name or len(name) > 200:
-        raise UsageError("--reviewer: give a name of 1-200 characters (or set MEMGAUGE_REVIEWER)")
+    if not name or len(name) > MAX_REVIEWER:
+        raise UsageError(
+            f"--reviewer: give a name of 1-{MAX_REVIEWER} characters (or set MEMGAUGE_REVIEWER)"
+        )
     return name
 
 
@@ -69,18 +73,26 @@ def serve(
     watch_states: Sequence[str | Path] = (),
     announce: Callable[[], None] | None = None,
     root: str | None = None,
+    reviewer_header: str | None = None,
 ) -> None:
     """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
     store is checked, and refused when this memgauge cannot read it, before the port is
     bound); with `reviewer`, in review mode (`memgauge.view.review`); `watch_states`: watch
     state files `/watch` shows besides the store's own; `announce` is called once the store
     is accepted, before serving (the command's address line: none for a refused store);
-    `root`: the path a proxy serves it under (`--root-path`)."""
+    `root`: the path a proxy serves it under (`--root-path`); `reviewer_header`: review mode
+    with each request's reviewer read from that header (`--reviewer-header`)."""
     import uvicorn  # the web stack, only when serving
 
     from memgauge.view.app import create_app
 
-    app = create_app(store, reviewer=reviewer, watch_states=watch_states, root=root)
+    app = create_app(
+        store,
+        reviewer=reviewer,
+        watch_states=watch_states,
+        root=root,
+        reviewer_header=reviewer_header,
+    )
     if announce is not None:
         announce()
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

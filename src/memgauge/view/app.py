@@ -509,6 +509,7 @@ def create_app(
     reviewer: str | None = None,
     watch_states: Sequence[str | Path] = (),
     root: str | None = None,
+    reviewer_header: str | None = None,
 ) -> Starlette:
     """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
     (read-only; UsageError when it is missing or at another schema). With `reviewer`, review
@@ -516,12 +517,14 @@ def create_app(
     labels to `review_labels`; without it, no route takes a POST. `/watch` shows the store's
     watches and those of the state files `watch_states` (`memgauge.view.watch`). `root`: the
     path a proxy serves it under (`/memgauge`, `render.root_path`), every link written under
-    it."""
+    it. `reviewer_header` (instead of `reviewer`): review mode where each request's reviewer
+    is the name in that header, as a proxy that signs people in sets it."""
     prefix = root_path(root)
     url = store_url(store)
     if not url.exists():
         raise UsageError(f"no results store at {url}: {nothing_recorded()}")
-    views = _Views(url, nav=None if reviewer is None else [*NAV, ("Review", "/review")])
+    review = reviewer is not None or reviewer_header is not None
+    views = _Views(url, nav=[*NAV, ("Review", "/review")] if review else None)
     pages = {
         "/": views.runs,
         "/runs/{rest:path}": views.run_pages,
@@ -539,11 +542,13 @@ def create_app(
     routes.extend(traces.routes(_refusing_nul))
     watches = WatchViews(url, watch_states, page=_page, base=views._base)
     routes.extend(watches.routes(_refusing_nul))
-    if reviewer is not None:
+    if review:
         from memgauge.view.review import ReviewViews  # review mode only
 
-        review = ReviewViews(url, reviewer, page=_page, reader=views._reader)
-        routes.extend(review.routes(_refusing_nul))
+        reviews = ReviewViews(
+            url, reviewer, page=_page, reader=views._reader, reviewer_header=reviewer_header
+        )
+        routes.extend(reviews.routes(_refusing_nul))
     return Starlette(
         routes=routes,
         exception_handlers={HTTPException: _error, 404: _error},

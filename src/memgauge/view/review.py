@@ -35,7 +35,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from memgauge.data.records import ItemRecord
-from memgauge.data.review import LABELS, ReviewLabel
+from memgauge.data.review import LABELS, MAX_REVIEWER, ReviewLabel
 from memgauge.errors import UsageError
 from memgauge.runs.hit_texts import HitTexts, hit_texts
 from memgauge.store.review import ReviewStore, current_labels
@@ -76,19 +76,23 @@ class QueueRow:
 
 
 class ReviewViews:
-    """The review routes over one store, for one reviewer; `page` wraps HTML in the viewer's
+    """The review routes over one store, for one reviewer or, with `reviewer_header`, each
+    request's own (`who`); `page` wraps HTML in the viewer's
     response (headers, CSP) and `reader` opens the viewer's read-only connection."""
 
     def __init__(
         self,
         store: StoreURL,
-        reviewer: str,
+        reviewer: str | None,
         *,
         page: Callable[..., Response],
         reader: Callable[[], Any],
+        reviewer_header: str | None = None,
     ) -> None:
         self.store = store
+        #: the one reviewer of every request, or None: each request's from `reviewer_header`
         self.reviewer = reviewer
+        self.reviewer_header = reviewer_header
         self._page = page
         self._reader = reader
         # a token never outlives the process: a restarted viewer asks for a reload
@@ -102,7 +106,24 @@ class ReviewViews:
             Route("/review/label", wrap(self.label), methods=["POST"]),
         ]
 
-    # -- the session and its token
+    # -- who labels, the session and its token
+
+    def who(self, request: Request) -> str:
+        """The reviewer of `request`: the server's one reviewer, or the name the proxy put in
+        the trusted header (`--reviewer-header`); a 403 when that header is missing or empty
+        (a request that did not come through the proxy), nothing labelled."""
+        if self.reviewer_header is None:
+            assert self.reviewer is not None
+            return self.reviewer
+        name = request.headers.get(self.reviewer_header, "").strip()
+        if not name or len(name) > MAX_REVIEWER:
+            raise HTTPException(
+                403,
+                f"no reviewer in the {self.reviewer_header} header (this viewer takes each"
+                " reviewer's name from it, as the proxy in front of it sets it for the person"
+                " it signed in): open the viewer through that proxy",
+            )
+        return name
 
     def token(self, session: str) -> str:
         """The CSRF token of a session id."""
@@ -120,7 +141,7 @@ class ReviewViews:
             render(
                 template,
                 csrf=self.token(session),
-                reviewer=self.reviewer,
+                reviewer=self.who(request),
                 nav=_NAV,
                 self_url=self_url(request),
                 **context,
@@ -160,6 +181,7 @@ class ReviewViews:
             run_id = self._run_id(reader, qp.get("run"))
             runs = [r["run_id"] for r in reader.runs_overview()]
             items = reader.item_records(run_id, detail=False, outputs=False)
+        me = self.who(request)
         with self._labels() as store:
             labels = current_labels(store.labels(run_ids=[run_id]))
         choices = {k: sorted({str(getattr(it, k) or "") for it in items} - {""}) for k in filters}
@@ -176,7 +198,7 @@ class ReviewViews:
                     run_id=run_id,
                     item=it,
                     reviewers=sorted({lab.reviewer for lab in mine}),
-                    mine=any(lab.reviewer == self.reviewer for lab in mine),
+                    mine=any(lab.reviewer == me for lab in mine),
                     disagreement=verdicts_disagree(it) or any(lab.disagrees for lab in mine),
                 )
             )
@@ -202,6 +224,7 @@ class ReviewViews:
     async def item(self, request: Request) -> Response:
         """One item's review forms, each target with the labels given to it so far."""
         qp = request.query_params
+        me = self.who(request)
         with self._reader() as reader:
             run_id = self._run_id(reader, qp.get("run"))
             it = self._item(
@@ -220,7 +243,7 @@ class ReviewViews:
             return [lab for lab in current if (lab.kind, lab.target) == (t.kind, t.target)]
 
         def own(t: Target) -> ReviewLabel | None:
-            return next((lab for lab in given(t) if lab.reviewer == self.reviewer), None)
+            return next((lab for lab in given(t) if lab.reviewer == me), None)
 
         return self._respond(
             request,
@@ -266,6 +289,7 @@ class ReviewViews:
 
     async def label(self, request: Request) -> Response:
         """Store one label (see the module docstring), then show the item again."""
+        me = self.who(request)
         form = await self._form(request)
         self._check_token(request, form)
         if not form.get("run"):
@@ -279,7 +303,7 @@ class ReviewViews:
             label = make_label(
                 it,
                 run_id,
-                self.reviewer,
+                me,
                 kind=form.get("kind", ""),
                 target=form.get("target", ""),
                 grade=form.get("grade"),
