@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memgauge._util.lazy import lazy_table
-from memgauge.errors import UsageError
+from memgauge.errors import UnavailableError, UsageError
 
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Callable, Sequence
 
     from memgauge.store.url import StoreURL
@@ -93,6 +94,34 @@ def serve(
         root=root,
         reviewer_header=reviewer_header,
     )
+    sock = _listening(host, port)  # before the address line: one that is not served is none
     if announce is not None:
         announce()
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _listening(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port, as uvicorn binds one; an UnavailableError (exit 3) saying
+    what to do when the port is taken or the host is not this machine's (uvicorn logged the
+    OSError and exited after the command had announced its address)."""
+    import errno
+    import socket
+
+    sock = socket.socket(family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise UnavailableError(
+                f"port {port} on {host} is in use (another `memgauge view`?): stop what holds"
+                " it, or pass another --port"
+            ) from None
+        raise UnavailableError(
+            f"cannot listen on {host} port {port}: {exc.strerror or exc}: pass an address of"
+            " this machine as --host (127.0.0.1, 0.0.0.0) or another --port"
+        ) from None
+    sock.set_inheritable(True)
+    return sock
