@@ -5,8 +5,10 @@ the same thing at the same moment on PostgreSQL both keep their labels."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -198,3 +200,24 @@ def test_two_people_labelling_one_thing_at_once_on_postgresql_keep_both(
     assert sorted(lab.reviewer for lab in history) == ["alice"] * rounds + ["bob"] * rounds
     latest = {lab.reviewer: lab.grade for lab in current_labels(history)}
     assert latest == {"alice": (rounds - 1) % 4, "bob": (rounds - 1) % 4}
+
+
+def test_a_form_loaded_before_a_restart_is_taken_after_it(
+    db: Path, viewer_store: ViewerStore, tmp_path: Path
+) -> None:
+    """A reviewer mid-form while the viewer restarted (a deploy, a crash) got "the review
+    session token does not match: reload the page", and their note was gone: the token's key
+    was the process's own."""
+    run = viewer_store.judged[0]
+    before = _person(create_app(db, reviewer_header=HEADER), "alice")
+    token = _token(before, _page(run))
+    after = _person(create_app(db, reviewer_header=HEADER), "alice")  # the restarted server
+    after.cookies = before.cookies
+    r = after.post("/review/label", data={**_confirm(run, token), "note": "a long note"})
+    assert r.status_code == 303, r.text[-500:]
+    with ReviewStore(db, read_only=True) as store:
+        assert [lab.note for lab in store.labels()] == ["a long note"]
+    from memgauge.view.review import SECRET_FILE
+
+    kept = Path(os.environ["MEMGAUGE_HOME"]) / SECRET_FILE
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600

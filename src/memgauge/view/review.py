@@ -8,7 +8,8 @@ label). The pages read the store as every page does (`RunReader`, read-only); th
 `ReviewStore.add`, a row added to `review_labels`, so a label never overwrites another.
 
 Every POST carries a CSRF token: the first page sets a random session id in an HttpOnly,
-SameSite=Strict cookie, and each form holds HMAC(process secret, session id); a POST whose
+SameSite=Strict cookie, and each form holds HMAC(secret, session id), the secret kept in
+MEMGAUGE_HOME (a restarted viewer takes the forms of pages loaded before it); a POST whose
 token is missing or does not match that of its cookie is a 403, and a label that does not fit
 its kind (a grade out of 0-3, an unknown action, a hit the item does not have) a 400 with the
 reason: nothing is written either way.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from memgauge.data.environment import memgauge_home
 from memgauge.data.records import ItemRecord
 from memgauge.data.review import LABELS, MAX_REVIEWER, ReviewLabel
 from memgauge.errors import UsageError
@@ -45,10 +48,13 @@ from memgauge.track.review import Target, item_targets, make_label, verdicts_dis
 from memgauge.view.app import self_url
 from memgauge.view.render import NAV, ROOT, page_url, render, rooted, run_named
 
-__all__ = ["COOKIE", "ReviewViews"]
+__all__ = ["COOKIE", "SECRET_FILE", "ReviewViews"]
 
 #: the review session's cookie (a random id; the CSRF token is derived from it)
 COOKIE = "memgauge_review"
+#: the key of the CSRF tokens, in MEMGAUGE_HOME (`_kept_secret`)
+SECRET_FILE = "review-secret"
+_SECRET_BYTES = 32
 _MAX_FORM = 64 * 1024  # bytes of a label's form: a note of a few pages
 _NAV = [*NAV, ("Review", "/review")]
 _ITEM_FILTERS = ("subject", "task", "category")
@@ -75,6 +81,28 @@ class QueueRow:
         )
 
 
+def _kept_secret() -> bytes:
+    """The key the CSRF tokens are made with, kept in MEMGAUGE_HOME/review-secret (mode 0600,
+    made once): a restarted viewer (a deploy, a crash) takes the forms of the pages loaded
+    before it, where a key of the process alone refused a reviewer's half-written label with
+    a 403 that lost it. A home that cannot hold it gives the process a key of its own."""
+    try:
+        path = memgauge_home() / SECRET_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            kept = path.read_bytes()
+            # another viewer writing it this instant, or a file not made here: this process's
+            return kept if len(kept) == _SECRET_BYTES else secrets.token_bytes(_SECRET_BYTES)
+        secret = secrets.token_bytes(_SECRET_BYTES)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secret)
+        return secret
+    except (OSError, RuntimeError, UsageError):  # RuntimeError: no home directory to find
+        return secrets.token_bytes(_SECRET_BYTES)
+
+
 class ReviewViews:
     """The review routes over one store, for one reviewer or, with `reviewer_header`, each
     request's own (`who`); `page` wraps HTML in the viewer's
@@ -95,8 +123,7 @@ class ReviewViews:
         self.reviewer_header = reviewer_header
         self._page = page
         self._reader = reader
-        # a token never outlives the process: a restarted viewer asks for a reload
-        self._secret = secrets.token_bytes(32)
+        self._secret = _kept_secret()
 
     def routes(self, wrap: Callable[[Handler], Handler]) -> list[Route]:
         """The routes review mode adds, each handler passed through `wrap`."""
