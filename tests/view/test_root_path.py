@@ -153,3 +153,14 @@ def test_a_root_path_a_proxy_cannot_mean_is_exit_2(given: str, db: Path) -> None
     assert r.returncode == 2
     assert "--root-path" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("sent", [f"{ROOT}/trends/?suite=judged", "/trends/?suite=judged"])
+def test_a_trailing_slash_is_sent_back_under_the_root(client: TestClient, sent: str) -> None:
+    """Starlette's redirect of `/trends/` wrote `http://HOST/trends`: under a proxy that passes
+    the root on, a page of another tool on the host (nginx rewrote it only when it cut the
+    root off)."""
+    r = client.get(sent)
+    assert r.status_code == 307
+    assert r.headers["location"] == f"{ROOT}/trends?suite=judged"
+    assert client.get(f"{ROOT}/").status_code == 200

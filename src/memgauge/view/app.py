@@ -28,7 +28,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -439,7 +439,11 @@ def self_url(request: Request) -> str:
 class _UnderRoot:
     """The viewer under a root path (`--root-path /memgauge`): its links are written under it
     (`render.ROOT`, set for each request), and a request is answered whether the proxy passed
-    the path on whole (`/memgauge/runs/x`) or cut the root off (`/runs/x`)."""
+    the path on whole (`/memgauge/runs/x`) or cut the root off (`/runs/x`).
+
+    A path with a trailing `/` (`/memgauge/trends/`) is sent to the page without it by a
+    relative redirect under the root: Starlette's own redirect wrote the host's URL without
+    the root, a page on another tool of the proxy's (or the server's own address)."""
 
     def __init__(self, app: ASGIApp, root: str) -> None:
         self.app = app
@@ -456,6 +460,12 @@ class _UnderRoot:
                 if raw and raw.startswith(root.encode())
                 else raw,
             }
+        sent = _sent_path(Request(scope)) if scope["type"] == "http" else "/"
+        if len(sent) > 1 and sent.endswith("/"):
+            query = scope["query_string"].decode("latin-1")
+            to = root + (sent.rstrip("/") or "/") + (f"?{query}" if query else "")
+            await RedirectResponse(to, status_code=307)(scope, receive, send)
+            return
         token = ROOT.set(root)
         try:
             await self.app(scope, receive, send)
