@@ -382,6 +382,7 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
             "watch_states": (),
             "root": "",
             "reviewer_header": None,
+            "ask_reviewer": False,
         }
     ]
     assert "review mode as alice" in capsys.readouterr().out
@@ -397,6 +398,7 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
         "watch_states": (),
         "root": "",
         "reviewer_header": None,
+        "ask_reviewer": False,
     }
     assert "add labels as carol" in capsys.readouterr().err
     assert main(argv) == 0

@@ -10,6 +10,7 @@ import re
 import shutil
 import stat
 import threading
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,8 @@ def test_the_command_takes_a_header_in_review_mode_only(
     argv = ["view", "--store", str(viewer_store.path)]
     for bad, says in (
         ([], "add --review"),
-        (["--review", "--reviewer", "alice"], "leave out --reviewer"),
+        (["--review", "--reviewer", "alice"], "give one way to name reviewers"),
+        (["--review", "--ask-reviewer"], "give one way to name reviewers"),
         (["--review", "--reviewer-header", "X User"], "give a header name"),
     ):
         r = run_memgauge(
@@ -142,6 +144,11 @@ def test_the_command_takes_a_header_in_review_mode_only(
     assert calls[-1]["reviewer"] is None
     assert f"add labels as anyone (by sending {HEADER} themselves)" in r.stderr
     assert f"each reviewer named by {HEADER}" in r.stdout
+    r = run_memgauge(*argv, "--review", "--ask-reviewer", "--host", "0.0.0.0")
+    assert r.returncode == 0, r.stderr
+    assert (calls[-1]["ask_reviewer"], calls[-1]["reviewer"]) == (True, None)
+    assert "add labels under any name" in r.stderr
+    assert "each browser giving its reviewer's name" in r.stdout
 
 
 def test_two_people_labelling_one_thing_at_once_on_postgresql_keep_both(
@@ -221,3 +228,68 @@ def test_a_form_loaded_before_a_restart_is_taken_after_it(
 
     kept = Path(os.environ["MEMGAUGE_HOME"]) / SECRET_FILE
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+
+
+def _give_name(browser: TestClient, name: str, page: str, root: str = "") -> Any:
+    """What a person does on their first review page: give their name there."""
+    r = browser.get(root + page)
+    assert r.status_code == 200
+    assert 'id="name-form"' in r.text
+    assert f'action="{root}/review/name"' in r.text
+    token = re.search(r'name="csrf" value="([0-9a-f]+)"', r.text)
+    back = re.search(r'name="next" value="([^"]*)"', r.text)
+    assert token is not None
+    assert back is not None
+    form = {"csrf": token.group(1), "name": name, "next": unescape(back.group(1))}
+    return browser.post(f"{root}/review/name", data=form)
+
+
+def test_each_browser_gives_its_name_once_and_labels_under_it(
+    db: Path, viewer_store: ViewerStore
+) -> None:
+    """Without a proxy that signs people in, `--review` labelled everyone as the one name of
+    the server (MEMGAUGE_REVIEWER, else the login name of whoever started it)."""
+    app = create_app(db, ask_reviewer=True, root="/memgauge")
+    run = viewer_store.judged[0]
+    for name in ("Ann Lee", "ben"):
+        browser = _person(app, None)
+        r = _give_name(browser, f"  {name} ", _page(run), root="/memgauge")
+        assert r.status_code == 303
+        assert r.headers["location"] == "/memgauge" + _page(run)
+        assert "Path=/memgauge" in r.headers["set-cookie"]
+        page = browser.get(r.headers["location"])
+        assert f"as <b>{name}</b>" in page.text
+        assert "not you?" in page.text
+        token = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+        assert token is not None
+        r = browser.post("/memgauge/review/label", data=_confirm(run, token.group(1)))
+        assert r.status_code == 303
+    with ReviewStore(db, read_only=True) as store:
+        assert [lab.reviewer for lab in store.labels()] == ["Ann Lee", "ben"]
+
+
+def test_no_label_without_a_name_and_no_name_that_does_not_fit(
+    db: Path, viewer_store: ViewerStore
+) -> None:
+    app = create_app(db, ask_reviewer=True)
+    run = viewer_store.judged[0]
+    browser = _person(app, None)
+    page = browser.get(_page(run)).text
+    token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+    assert token is not None
+    r = browser.post("/review/label", data=_confirm(run, token.group(1)))
+    assert r.status_code == 403
+    assert "give yours on the review page first" in unescape(r.text)
+    for bad in ("", "   ", "x" * 201):
+        r = _give_name(browser, bad, _page(run))
+        assert r.status_code == 400
+        assert "give a name of 1-200 characters" in r.text
+    # a `next` that is not a review page of this viewer goes to the queue
+    r = browser.post(
+        "/review/name", data={"csrf": token.group(1), "name": "cy", "next": "https://x.example/"}
+    )
+    assert (r.status_code, r.headers["location"]) == (303, "/review")
+    with ReviewStore(db, read_only=True) as store:
+        assert store.labels() == []
+    # a server with one reviewer (or a trusted header) asks no one
+    assert _person(create_app(db, reviewer="carol"), None).get("/review/name").status_code == 404

@@ -67,6 +67,13 @@ store_option = store_option_with(
     " is the name this header holds (e.g. X-Forwarded-User, Remote-User), as the proxy sets"
     " it; a request without it is refused. Only the proxy must reach the port.",
 )
+@click.option(
+    "--ask-reviewer",
+    is_flag=True,
+    help="Review mode for a team: each browser gives its reviewer's name once (kept in a"
+    " cookie) and labels under it. Anyone may give any name: behind a proxy that signs"
+    " people in, use --reviewer-header.",
+)
 def view(
     store_path: str | None,
     port: int,
@@ -76,6 +83,7 @@ def view(
     watch_states: tuple[Path, ...],
     root_path: str | None,
     reviewer_header: str | None,
+    ask_reviewer: bool,
 ) -> None:
     """Browse the results store in a web browser: runs, a run's grid, its items (filters,
     search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
@@ -85,26 +93,34 @@ def view(
     items, unlabelled and disputed ones first): each label is added with its reviewer and
     time to the store's review labels, never replacing another reviewer's; `memgauge judge
     calibrate --from-store` and `memgauge review export` read them."""
-    if reviewer is not None and not review:
-        raise UsageError("--reviewer names who labels in review mode: add --review")
-    if reviewer_header is not None:
-        if not review or reviewer is not None:
-            raise UsageError(
-                "--reviewer-header names each reviewer in review mode: add --review, and"
-                " leave out --reviewer (one name for everyone)"
-            )
-        if not _HEADER.fullmatch(reviewer_header):
-            raise UsageError(
-                f"--reviewer-header {reviewer_header!r}: give a header name, e.g. X-Forwarded-User"
-            )
+    named = [
+        option
+        for option, given in (
+            ("--reviewer", reviewer is not None),
+            ("--reviewer-header", reviewer_header is not None),
+            ("--ask-reviewer", ask_reviewer),
+        )
+        if given
+    ]
+    if named and not review:
+        raise UsageError(f"{named[0]} names who labels in review mode: add --review")
+    if len(named) > 1:
+        raise UsageError(f"{' and '.join(named)}: give one way to name reviewers")
+    if reviewer_header is not None and not _HEADER.fullmatch(reviewer_header):
+        raise UsageError(
+            f"--reviewer-header {reviewer_header!r}: give a header name, e.g. X-Forwarded-User"
+        )
     if not host.strip():  # "" binds every interface: a `--host "$HOST"` whose HOST is unset
         raise UsageError(f"--host {host!r}: give an interface to bind, e.g. 127.0.0.1")
-    who = review_name(reviewer) if review and reviewer_header is None else None
+    each = reviewer_header is not None or ask_reviewer  # each person's own name
+    who = review_name(reviewer) if review and not each else None
     store = api.viewer_store(store_path)
     if host not in LOCAL_HOSTS:
         what = "read every run, item and output in the store"
         if reviewer_header is not None:
             what += f" and add labels as anyone (by sending {reviewer_header} themselves)"
+        elif ask_reviewer:
+            what += " and add labels under any name"
         elif who:
             what += f" and add labels as {who}"
         click.echo(
@@ -112,13 +128,12 @@ def view(
             err=True,
         )
     shown = f"[{host}]" if ":" in host else host
-    mode = (
-        f"review mode, each reviewer named by {reviewer_header}: /review"
-        if reviewer_header is not None
-        else "read-only"
-        if who is None
-        else f"review mode as {who}: /review"
-    )
+    if reviewer_header is not None:
+        mode = f"review mode, each reviewer named by {reviewer_header}: /review"
+    elif ask_reviewer:
+        mode = "review mode, each browser giving its reviewer's name: /review"
+    else:
+        mode = "read-only" if who is None else f"review mode as {who}: /review"
     under = view_root(root_path)
     line = f"memgauge view: http://{shown}:{port}{under}/ (store {store}, {mode}); Ctrl-C stops"
     serve(
@@ -130,6 +145,7 @@ def view(
         announce=lambda: click.echo(line),
         root=under,
         reviewer_header=reviewer_header,
+        ask_reviewer=ask_reviewer,
     )
 
 

@@ -75,6 +75,7 @@ def serve(
     announce: Callable[[], None] | None = None,
     root: str | None = None,
     reviewer_header: str | None = None,
+    ask_reviewer: bool = False,
 ) -> None:
     """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
     store is checked, and refused when this memgauge cannot read it, before the port is
@@ -82,7 +83,8 @@ def serve(
     state files `/watch` shows besides the store's own; `announce` is called once the store
     is accepted, before serving (the command's address line: none for a refused store);
     `root`: the path a proxy serves it under (`--root-path`); `reviewer_header`: review mode
-    with each request's reviewer read from that header (`--reviewer-header`)."""
+    with each request's reviewer read from that header (`--reviewer-header`); `ask_reviewer`:
+    review mode with each browser giving its reviewer's name (`--ask-reviewer`)."""
     import uvicorn  # the web stack, only when serving
 
     from memgauge.view.app import create_app
@@ -93,6 +95,7 @@ def serve(
         watch_states=watch_states,
         root=root,
         reviewer_header=reviewer_header,
+        ask_reviewer=ask_reviewer,
     )
     sock = _listening(host, port)  # before the address line: one that is not served is none
     if announce is not None:

@@ -520,6 +520,7 @@ def create_app(
     watch_states: Sequence[str | Path] = (),
     root: str | None = None,
     reviewer_header: str | None = None,
+    ask_reviewer: bool = False,
 ) -> Starlette:
     """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
     (read-only; UsageError when it is missing or at another schema). With `reviewer`, review
@@ -528,12 +529,13 @@ def create_app(
     watches and those of the state files `watch_states` (`memgauge.view.watch`). `root`: the
     path a proxy serves it under (`/memgauge`, `render.root_path`), every link written under
     it. `reviewer_header` (instead of `reviewer`): review mode where each request's reviewer
-    is the name in that header, as a proxy that signs people in sets it."""
+    is the name in that header, as a proxy that signs people in sets it; `ask_reviewer`
+    (instead of both): review mode where each browser gives its reviewer's name once."""
     prefix = root_path(root)
     url = store_url(store)
     if not url.exists():
         raise UsageError(f"no results store at {url}: {nothing_recorded()}")
-    review = reviewer is not None or reviewer_header is not None
+    review = reviewer is not None or reviewer_header is not None or ask_reviewer
     views = _Views(url, nav=[*NAV, ("Review", "/review")] if review else None)
     pages = {
         "/": views.runs,

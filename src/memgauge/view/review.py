@@ -4,7 +4,8 @@ working through a queue of a run's items.
 
 It adds three routes to the read-only viewer and nothing else changes: `/review` (the queue),
 `/review/item?run=&subject=&task=&item=` (one item's forms) and `/review/label` (POST: one
-label). The pages read the store as every page does (`RunReader`, read-only); the one write is
+label); with `--ask-reviewer`, a fourth, `/review/name` (the form where a browser gives its
+reviewer's name, kept in a cookie). The pages read the store as every page does (`RunReader`, read-only); the one write is
 `ReviewStore.add`, a row added to `review_labels`, so a label never overwrites another.
 
 Every POST carries a CSRF token: the first page sets a random session id in an HttpOnly,
@@ -29,7 +30,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote, unquote
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -48,10 +49,13 @@ from memgauge.track.review import Target, item_targets, make_label, verdicts_dis
 from memgauge.view.app import self_url
 from memgauge.view.render import NAV, ROOT, page_url, render, rooted, run_named
 
-__all__ = ["COOKIE", "SECRET_FILE", "ReviewViews"]
+__all__ = ["COOKIE", "NAME_COOKIE", "SECRET_FILE", "ReviewViews"]
 
 #: the review session's cookie (a random id; the CSRF token is derived from it)
 COOKIE = "memgauge_review"
+#: the reviewer's name a browser gave (`--ask-reviewer`), kept this many days
+NAME_COOKIE = "memgauge_reviewer"
+_NAME_DAYS = 365
 #: the key of the CSRF tokens, in MEMGAUGE_HOME (`_kept_secret`)
 SECRET_FILE = "review-secret"
 _SECRET_BYTES = 32
@@ -127,21 +131,37 @@ class ReviewViews:
 
     def routes(self, wrap: Callable[[Handler], Handler]) -> list[Route]:
         """The routes review mode adds, each handler passed through `wrap`."""
-        return [
+        routes = [
             Route("/review", wrap(self.queue)),
             Route("/review/item", wrap(self.item)),
             Route("/review/label", wrap(self.label), methods=["POST"]),
         ]
+        if self.asks:
+            routes.append(Route("/review/name", wrap(self.name), methods=["GET", "POST"]))
+        return routes
 
     # -- who labels, the session and its token
 
+    @property
+    def asks(self) -> bool:
+        """Whether each browser gives its reviewer's name (`--ask-reviewer`)."""
+        return self.reviewer is None and self.reviewer_header is None
+
     def who(self, request: Request) -> str:
-        """The reviewer of `request`: the server's one reviewer, or the name the proxy put in
-        the trusted header (`--reviewer-header`); a 403 when that header is missing or empty
-        (a request that did not come through the proxy), nothing labelled."""
-        if self.reviewer_header is None:
-            assert self.reviewer is not None
+        """The reviewer of `request`: the server's one reviewer, the name the proxy put in the
+        trusted header (`--reviewer-header`), or the name this browser gave (`--ask-reviewer`);
+        a 403 when that header or name is missing, nothing labelled."""
+        name = self._given_name(request)
+        if name is None:
+            raise HTTPException(403, "no reviewer name: give yours on the review page first")
+        return name
+
+    def _given_name(self, request: Request) -> str | None:
+        if self.reviewer is not None:
             return self.reviewer
+        if self.reviewer_header is None:  # the name this browser gave
+            name = unquote(request.cookies.get(NAME_COOKIE, "")).strip()
+            return name if 0 < len(name) <= MAX_REVIEWER else None
         name = request.headers.get(self.reviewer_header, "").strip()
         if not name or len(name) > MAX_REVIEWER:
             raise HTTPException(
@@ -162,13 +182,16 @@ class ReviewViews:
             return given, False
         return secrets.token_hex(16), True
 
-    def _respond(self, request: Request, template: str, **context: Any) -> Response:
+    def _respond(
+        self, request: Request, template: str, reviewer: str | None, **context: Any
+    ) -> Response:
         session, new = self._session(request)
         response = self._page(
             render(
                 template,
                 csrf=self.token(session),
-                reviewer=self.who(request),
+                reviewer=reviewer,
+                asks=self.asks,
                 nav=_NAV,
                 self_url=self_url(request),
                 **context,
@@ -202,13 +225,15 @@ class ReviewViews:
 
     async def queue(self, request: Request) -> Response:
         """The queue of one run's items (see the module docstring for its order)."""
+        me = self._given_name(request)
+        if me is None:
+            return self._ask_name(request)
         qp = request.query_params
         filters = {k: qp.get(k) or "" for k in _ITEM_FILTERS}
         with self._reader() as reader:
             run_id = self._run_id(reader, qp.get("run"))
             runs = [r["run_id"] for r in reader.runs_overview()]
             items = reader.item_records(run_id, detail=False, outputs=False)
-        me = self.who(request)
         with self._labels() as store:
             labels = current_labels(store.labels(run_ids=[run_id]))
         choices = {k: sorted({str(getattr(it, k) or "") for it in items} - {""}) for k in filters}
@@ -234,6 +259,7 @@ class ReviewViews:
         return self._respond(
             request,
             "review_queue.html",
+            me,
             run_id=run_id,
             runs=runs,
             rows=rows,
@@ -250,8 +276,10 @@ class ReviewViews:
 
     async def item(self, request: Request) -> Response:
         """One item's review forms, each target with the labels given to it so far."""
+        me = self._given_name(request)
+        if me is None:
+            return self._ask_name(request)
         qp = request.query_params
-        me = self.who(request)
         with self._reader() as reader:
             run_id = self._run_id(reader, qp.get("run"))
             it = self._item(
@@ -275,6 +303,7 @@ class ReviewViews:
         return self._respond(
             request,
             "review_item.html",
+            me,
             run_id=run_id,
             it=it,
             targets=targets,
@@ -285,6 +314,46 @@ class ReviewViews:
             labels=LABELS,
             queue_url=page_url("/review", run=run_id),
         )
+
+    # -- the name a browser gives (`--ask-reviewer`)
+
+    def _ask_name(self, request: Request, status_code: int = 200) -> Response:
+        """The form that asks this browser's reviewer name, then goes back to this page."""
+        if not self.asks:  # a trusted header that is missing: a 403 saying so
+            self.who(request)
+        back = self_url(request) if request.url.path != "/review/name" else ""
+        response = self._respond(
+            request,
+            "review_name.html",
+            self._given_name(request),
+            back=request.query_params.get("next") or back,
+        )
+        response.status_code = status_code
+        return response
+
+    async def name(self, request: Request) -> Response:
+        """GET: the form; POST: keep the name given in this browser's cookie (1-200
+        characters) and go back to the review page it came from."""
+        if request.method == "GET":
+            return self._ask_name(request)
+        form = await self._form(request)
+        self._check_token(request, form)
+        name = " ".join(form.get("name", "").split())
+        if not name or len(name) > MAX_REVIEWER:
+            raise HTTPException(400, f"give a name of 1-{MAX_REVIEWER} characters")
+        back = form.get("next", "")
+        if not back.startswith(rooted("/review")):  # only back to a review page of its own
+            back = rooted("/review")
+        response = RedirectResponse(back, status_code=303)
+        response.set_cookie(
+            NAME_COOKIE,
+            quote(name, safe=""),
+            max_age=_NAME_DAYS * 86400,
+            httponly=True,
+            samesite="strict",
+            path=ROOT.get() or "/",
+        )
+        return response
 
     # -- the one write
 
