@@ -18,6 +18,7 @@ A page family is a function here, a line in `ROUTES`, a template, and (for the t
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,7 +37,7 @@ from memgauge._util.numbers import INT64_MAX
 from memgauge._util.preload import preload
 from memgauge.aggregates.repeats import repeats_of
 from memgauge.data.records import repeat_id
-from memgauge.errors import UsageError
+from memgauge.errors import UnavailableError, UsageError
 from memgauge.optimize import find_study
 from memgauge.runs.run_comparison import Comparison
 from memgauge.store.ab_tests import ABTestStore
@@ -70,6 +71,9 @@ from memgauge.view.traces import TraceViews
 from memgauge.view.watch import WatchViews
 
 __all__ = ["create_app"]
+
+#: the server's log (uvicorn's, which `memgauge view` shows from warnings up)
+_log = logging.getLogger("uvicorn.error")
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
@@ -513,6 +517,25 @@ async def _error(request: Request, exc: Exception) -> Response:
     )
 
 
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    """A store that cannot be reached now (a PostgreSQL server gone, a SQLite lock held past
+    its timeout): a 503 that says so, and one line in the server's log, where it was a bare
+    "Internal Server Error" and a traceback. A live page keeps asking, and shows again once
+    the store is back."""
+    posted = request.method == "POST"
+    _log.warning("memgauge view: %s %s: %s", request.method, request.url.path, exc)
+    return _page(
+        render(
+            "error.html",
+            status_code=503,
+            title="Results store unavailable",
+            message=f"{exc} The viewer shows it again once it is back: reload this page"
+            + ("; what you posted was not saved, send it again then." if posted else "."),
+        ),
+        status_code=503,
+    )
+
+
 def create_app(
     store: str | Path | StoreURL,
     *,
@@ -563,6 +586,6 @@ def create_app(
         routes.extend(reviews.routes(_refusing_nul))
     return Starlette(
         routes=routes,
-        exception_handlers={HTTPException: _error, 404: _error},
+        exception_handlers={HTTPException: _error, 404: _error, UnavailableError: _unavailable},
         middleware=[Middleware(_UnderRoot, root=prefix)],
     )
