@@ -293,3 +293,20 @@ def test_no_label_without_a_name_and_no_name_that_does_not_fit(
         assert store.labels() == []
     # a server with one reviewer (or a trusted header) asks no one
     assert _person(create_app(db, reviewer="carol"), None).get("/review/name").status_code == 404
+
+
+def test_the_review_cookies_stay_on_https_when_the_page_came_over_it(
+    db: Path, viewer_store: ViewerStore
+) -> None:
+    """Behind a proxy that ends TLS (its X-Forwarded-Proto trusted, as uvicorn trusts
+    127.0.0.1's), the session and name cookies lacked `Secure`: a plain-HTTP link to the host
+    would have sent them in the clear."""
+    app = create_app(db, ask_reviewer=True)
+    run = viewer_store.judged[0]
+    over_https = TestClient(app, base_url="https://tools.example", follow_redirects=False)
+    r = _give_name(over_https, "ann", _page(run))
+    assert r.status_code == 303
+    assert "Secure" in r.headers["set-cookie"]
+    fresh = TestClient(app, base_url="https://tools.example")
+    assert "; Secure" in fresh.get("/review/name").headers["set-cookie"]
+    assert "Secure" not in _person(app, None).get("/review/name").headers["set-cookie"]

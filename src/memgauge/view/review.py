@@ -107,6 +107,23 @@ def _kept_secret() -> bytes:
         return secrets.token_bytes(_SECRET_BYTES)
 
 
+def _set_cookie(
+    request: Request, response: Response, name: str, value: str, days: int | None = None
+) -> None:
+    """A review cookie: for the viewer's own paths only (a proxy's other tools on the host
+    never see it), never to a script, never sent from another site's page, and over HTTPS
+    only when the page came over it (the scheme a trusted proxy's X-Forwarded-Proto gives)."""
+    response.set_cookie(
+        name,
+        value,
+        max_age=None if days is None else days * 86400,
+        httponly=True,
+        samesite="strict",
+        path=ROOT.get() or "/",
+        secure=request.url.scheme == "https",
+    )
+
+
 class ReviewViews:
     """The review routes over one store, for one reviewer or, with `reviewer_header`, each
     request's own (`who`); `page` wraps HTML in the viewer's
@@ -198,10 +215,7 @@ class ReviewViews:
             )
         )
         if new:
-            # only the viewer's own paths: a proxy's other tools under the host never see it
-            response.set_cookie(
-                COOKIE, session, httponly=True, samesite="strict", path=ROOT.get() or "/"
-            )
+            _set_cookie(request, response, COOKIE, session)
         return response
 
     @contextmanager
@@ -345,14 +359,7 @@ class ReviewViews:
         if not back.startswith(rooted("/review")):  # only back to a review page of its own
             back = rooted("/review")
         response = RedirectResponse(back, status_code=303)
-        response.set_cookie(
-            NAME_COOKIE,
-            quote(name, safe=""),
-            max_age=_NAME_DAYS * 86400,
-            httponly=True,
-            samesite="strict",
-            path=ROOT.get() or "/",
-        )
+        _set_cookie(request, response, NAME_COOKIE, quote(name, safe=""), days=_NAME_DAYS)
         return response
 
     # -- the one write
