@@ -310,3 +310,18 @@ def test_the_review_cookies_stay_on_https_when_the_page_came_over_it(
     fresh = TestClient(app, base_url="https://tools.example")
     assert "; Secure" in fresh.get("/review/name").headers["set-cookie"]
     assert "Secure" not in _person(app, None).get("/review/name").headers["set-cookie"]
+
+
+def test_a_name_the_proxy_sends_in_utf_8_is_kept_as_written(
+    db: Path, viewer_store: ViewerStore
+) -> None:
+    """ASGI gives a header's bytes as Latin-1: José (from an identity provider, in UTF-8)
+    labelled as `JosÃ©`."""
+    app = create_app(db, reviewer_header=HEADER)
+    run = viewer_store.judged[0]
+    # the bytes the proxy sends
+    person = TestClient(app, headers={HEADER: "José".encode()}, follow_redirects=False)
+    token = _token(person, _page(run))
+    assert person.post("/review/label", data=_confirm(run, token)).status_code == 303
+    with ReviewStore(db, read_only=True) as store:
+        assert [lab.reviewer for lab in store.labels()] == ["José"]

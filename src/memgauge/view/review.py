@@ -107,6 +107,16 @@ def _kept_secret() -> bytes:
         return secrets.token_bytes(_SECRET_BYTES)
 
 
+def _header_text(value: str) -> str:
+    """A header's value as the proxy wrote it: its bytes read as UTF-8 (a name such as José
+    from an identity provider), where ASGI gives them as Latin-1 (`JosÃ©`); as given when
+    they are not UTF-8."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
 def _set_cookie(
     request: Request, response: Response, name: str, value: str, days: int | None = None
 ) -> None:
@@ -179,7 +189,7 @@ class ReviewViews:
         if self.reviewer_header is None:  # the name this browser gave
             name = unquote(request.cookies.get(NAME_COOKIE, "")).strip()
             return name if 0 < len(name) <= MAX_REVIEWER else None
-        name = request.headers.get(self.reviewer_header, "").strip()
+        name = _header_text(request.headers.get(self.reviewer_header, "")).strip()
         if not name or len(name) > MAX_REVIEWER:
             raise HTTPException(
                 403,
