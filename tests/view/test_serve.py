@@ -4,8 +4,17 @@ exited after the command had printed "memgauge view: http://... Ctrl-C stops")."
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.error import HTTPError
+from urllib.request import urlopen
 
+import pytest
 from tests.helpers import run_memgauge
 from viewer_store import ViewerStore
 
@@ -31,3 +40,39 @@ def test_a_host_not_of_this_machine_is_exit_3_saying_what_to_do(
     assert "cannot listen on 192.0.2.1 port 8765" in r.stderr
     assert "--host" in r.stderr
     assert "memgauge view: http" not in r.stdout
+
+
+def test_access_log_writes_a_line_per_request(viewer_store: ViewerStore) -> None:
+    """A shared server logged nothing of its requests: no way to tell who asked for what, or
+    which pages failed. A real process: the log is uvicorn's, configured when it starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = ["view", "--store", str(viewer_store.path), "--port", str(port), "--access-log"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memgauge", *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urlopen(base + "/static/style.css", timeout=1):
+                    break
+            except OSError:
+                assert proc.poll() is None, "memgauge view ended"
+                assert time.monotonic() < deadline, "memgauge view did not answer in 30 s"
+                time.sleep(0.1)
+        with pytest.raises(HTTPError):
+            urlopen(base + "/runs/no-such-run", timeout=5)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert '"GET /static/style.css HTTP/1.1" 200' in out
+    assert '"GET /runs/no-such-run HTTP/1.1" 404' in out
+    assert "Uvicorn running" not in out

@@ -74,6 +74,13 @@ store_option = store_option_with(
     " cookie) and labels under it. Anyone may give any name: behind a proxy that signs"
     " people in, use --reviewer-header.",
 )
+@click.option(
+    "--access-log",
+    is_flag=True,
+    help="Log a line per request on stdout (client, request line, status; uvicorn's access"
+    " log), the client as a trusted proxy's X-Forwarded-For names it. Without it, only"
+    " warnings and errors (on stderr).",
+)
 def view(
     store_path: str | None,
     port: int,
@@ -84,6 +91,7 @@ def view(
     root_path: str | None,
     reviewer_header: str | None,
     ask_reviewer: bool,
+    access_log: bool,
 ) -> None:
     """Browse the results store in a web browser: runs, a run's grid, its items (filters,
     search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
@@ -146,6 +154,7 @@ def view(
         root=under,
         reviewer_header=reviewer_header,
         ask_reviewer=ask_reviewer,
+        access_log=access_log,
     )
 
 

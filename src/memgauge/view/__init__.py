@@ -76,6 +76,7 @@ def serve(
     root: str | None = None,
     reviewer_header: str | None = None,
     ask_reviewer: bool = False,
+    access_log: bool = False,
 ) -> None:
     """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
     store is checked, and refused when this memgauge cannot read it, before the port is
@@ -84,7 +85,10 @@ def serve(
     is accepted, before serving (the command's address line: none for a refused store);
     `root`: the path a proxy serves it under (`--root-path`); `reviewer_header`: review mode
     with each request's reviewer read from that header (`--reviewer-header`); `ask_reviewer`:
-    review mode with each browser giving its reviewer's name (`--ask-reviewer`)."""
+    review mode with each browser giving its reviewer's name (`--ask-reviewer`); `access_log`:
+    a line on stdout per request (`--access-log`)."""
+    import logging
+
     import uvicorn  # the web stack, only when serving
 
     from memgauge.view.app import create_app
@@ -100,7 +104,9 @@ def serve(
     sock = _listening(host, port)  # before the address line: one that is not served is none
     if announce is not None:
         announce()
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=access_log)
+    if access_log:  # its lines, without uvicorn's start-up chatter (info too)
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     uvicorn.Server(config).run(sockets=[sock])
 
 
