@@ -164,3 +164,14 @@ def test_a_trailing_slash_is_sent_back_under_the_root(client: TestClient, sent: 
     assert r.status_code == 307
     assert r.headers["location"] == f"{ROOT}/trends?suite=judged"
     assert client.get(f"{ROOT}/").status_code == 200
+
+
+@pytest.mark.parametrize("root", ["", ROOT])
+def test_a_trailing_slash_redirect_never_leaves_the_viewer(db: Path, root: str) -> None:
+    """`//evil.example/` was sent on to `//evil.example`: a browser reads that as another
+    site (an open redirect a link in a phishing mail could use)."""
+    client = TestClient(create_app(db, root=root), follow_redirects=False)
+    for sent in ("//evil.example/", f"{root}//evil.example/", "///evil.example//"):
+        r = client.get("http://testserver" + sent)  # the path as sent, not another host
+        assert r.status_code == 307, sent
+        assert r.headers["location"] == f"{root}/evil.example", sent

@@ -467,7 +467,8 @@ class _UnderRoot:
         sent = _sent_path(Request(scope)) if scope["type"] == "http" else "/"
         if len(sent) > 1 and sent.endswith("/"):
             query = scope["query_string"].decode("latin-1")
-            to = root + (sent.rstrip("/") or "/") + (f"?{query}" if query else "")
+            # one leading `/`: `//host` would send the browser to another site
+            to = root + "/" + sent.strip("/") + (f"?{query}" if query else "")
             await RedirectResponse(to, status_code=307)(scope, receive, send)
             return
         token = ROOT.set(root)
