@@ -5,8 +5,13 @@ working through a queue of a run's items.
 It adds three routes to the read-only viewer and nothing else changes: `/review` (the queue),
 `/review/item?run=&subject=&task=&item=` (one item's forms) and `/review/label` (POST: one
 label); with `--ask-reviewer`, a fourth, `/review/name` (the form where a browser gives its
-reviewer's name, kept in a cookie). The pages read the store as every page does (`RunReader`, read-only); the one write is
-`ReviewStore.add`, a row added to `review_labels`, so a label never overwrites another.
+reviewer's name, kept in a cookie). The pages read the store as every page does (`RunReader`,
+read-only); the one write is `ReviewStore.add`, a row added to `review_labels`, so a label
+never overwrites another.
+
+Who labels: the server's one `--reviewer`; or each request's, from the header a proxy that
+signs people in sets (`--reviewer-header`, trusted only then); or the name each browser gave
+(`--ask-reviewer`). `ReviewViews.who` reads it.
 
 Every POST carries a CSRF token: the first page sets a random session id in an HttpOnly,
 SameSite=Strict cookie, and each form holds HMAC(secret, session id), the secret kept in
@@ -135,9 +140,10 @@ def _set_cookie(
 
 
 class ReviewViews:
-    """The review routes over one store, for one reviewer or, with `reviewer_header`, each
-    request's own (`who`); `page` wraps HTML in the viewer's
-    response (headers, CSP) and `reader` opens the viewer's read-only connection."""
+    """The review routes over one store, for one `reviewer`, or each request's own (`who`:
+    from `reviewer_header`, else, with neither, the name its browser gave); `page` wraps HTML
+    in the viewer's response (headers, CSP) and `reader` opens the viewer's read-only
+    connection."""
 
     def __init__(
         self,
@@ -149,7 +155,7 @@ class ReviewViews:
         reviewer_header: str | None = None,
     ) -> None:
         self.store = store
-        #: the one reviewer of every request, or None: each request's from `reviewer_header`
+        #: the one reviewer of every request, or None: each request's own (`who`)
         self.reviewer = reviewer
         self.reviewer_header = reviewer_header
         self._page = page
