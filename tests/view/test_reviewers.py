@@ -325,3 +325,18 @@ def test_a_name_the_proxy_sends_in_utf_8_is_kept_as_written(
     assert person.post("/review/label", data=_confirm(run, token)).status_code == 303
     with ReviewStore(db, read_only=True) as store:
         assert [lab.reviewer for lab in store.labels()] == ["José"]
+
+
+def test_the_review_cookies_survive_a_link_from_another_site(
+    db: Path, viewer_store: ViewerStore
+) -> None:
+    """Chromium, by hand through nginx: a reviewer who had given their name and then opened
+    the queue from a link on another site (the team's chat) was asked their name again, and
+    their session replaced (the forms of their other tabs then a 403): both cookies were
+    SameSite=Strict, which a browser does not send on arriving from another site. Lax is
+    sent then, and still with no other site's POST: the token check stands."""
+    app = create_app(db, ask_reviewer=True)
+    r = _give_name(_person(app, None), "ann", _page(viewer_store.judged[0]))
+    assert "samesite=lax" in r.headers["set-cookie"].lower()
+    first = _person(app, None).get("/review/name")
+    assert "samesite=lax" in first.headers["set-cookie"].lower()

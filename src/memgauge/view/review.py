@@ -14,8 +14,10 @@ signs people in sets (`--reviewer-header`, trusted only then); or the name each 
 (`--ask-reviewer`). `ReviewViews.who` reads it.
 
 Every POST carries a CSRF token: the first page sets a random session id in an HttpOnly,
-SameSite=Strict cookie, and each form holds HMAC(secret, session id), the secret kept in
-MEMGAUGE_HOME (a restarted viewer takes the forms of pages loaded before it); a POST whose
+SameSite=Lax cookie (no browser sends it with another site's POST; Strict would drop it,
+and a new one would replace it, each time a link on another site opened the viewer), and
+each form holds HMAC(secret, session id), the secret kept in MEMGAUGE_HOME (a restarted
+viewer takes the forms of pages loaded before it); a POST whose
 token is missing or does not match that of its cookie is a 403, and a label that does not fit
 its kind (a grade out of 0-3, an unknown action, a hit the item does not have) a 400 with the
 reason: nothing is written either way.
@@ -126,14 +128,16 @@ def _set_cookie(
     request: Request, response: Response, name: str, value: str, days: int | None = None
 ) -> None:
     """A review cookie: for the viewer's own paths only (a proxy's other tools on the host
-    never see it), never to a script, never sent from another site's page, and over HTTPS
-    only when the page came over it (the scheme a trusted proxy's X-Forwarded-Proto gives)."""
+    never see it), never to a script, never sent with another site's POST (SameSite=Lax: it
+    is sent when a link there opens the viewer, so the name and session a browser has are
+    kept), and over HTTPS only when the page came over it (the scheme a trusted proxy's
+    X-Forwarded-Proto gives)."""
     response.set_cookie(
         name,
         value,
         max_age=None if days is None else days * 86400,
         httponly=True,
-        samesite="strict",
+        samesite="lax",
         path=ROOT.get() or "/",
         secure=request.url.scheme == "https",
     )
