@@ -20,7 +20,8 @@ from starlette.types import Receive, Scope, Send
 from tests.helpers import run_memgauge
 from viewer_store import ViewerStore
 
-from memgauge.view.app import _UnderRoot, create_app, self_url
+from memgauge.view.app import _UnderRoot, create_app
+from memgauge.view.render import self_url
 
 ROOT = "/memgauge"
 #: every URL a page gives the browser to follow, fetch or post to

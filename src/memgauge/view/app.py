@@ -64,6 +64,8 @@ from memgauge.view.render import (
     rooted,
     run_named,
     run_url,
+    self_url,
+    sent_path,
     static_bytes,
 )
 from memgauge.view.runs_list import CANDIDATES, runs_list
@@ -427,19 +429,6 @@ def _search_text(given: str | None) -> str:
     return text
 
 
-def _sent_path(request: Request) -> str:
-    """The request's path as the client sent it, escapes kept (ASGI's `raw_path`; the decoded
-    path where the server gives none)."""
-    raw = request.scope.get("raw_path")
-    return raw.decode("latin-1") if raw else str(request.scope["path"])
-
-
-def self_url(request: Request) -> str:
-    """The URL of the page asked for, as a page links itself (a live page's refresh)."""
-    query = request.url.query
-    return rooted(_sent_path(request) + (f"?{query}" if query else ""))
-
-
 class _UnderRoot:
     """The viewer under a root path (`--root-path /memgauge`): its links are written under it
     (`render.ROOT`, set for each request), and a request is answered whether the proxy passed
@@ -464,7 +453,7 @@ class _UnderRoot:
                 if raw and raw.startswith(root.encode())
                 else raw,
             }
-        sent = _sent_path(Request(scope)) if scope["type"] == "http" else "/"
+        sent = sent_path(Request(scope)) if scope["type"] == "http" else "/"
         if len(sent) > 1 and sent.endswith("/"):
             query = scope["query_string"].decode("latin-1")
             # one leading `/`: `//host` would send the browser to another site
@@ -482,7 +471,7 @@ def run_path(request: Request) -> tuple[str, str]:
     """The run id and the page (`""`, `"items"`, `"item"`) of a `/runs/...` request, read
     from the path as sent: decoded, `/runs/a%2Fitems` (run `a/items`) and `/runs/a/items`
     (run `a`'s items) are one path. `render.run_url` writes these URLs."""
-    _, _, rest = _sent_path(request).partition("/runs/")
+    _, _, rest = sent_path(request).partition("/runs/")
     run_part, _, page = rest.partition("/")
     return unquote_to_bytes(run_part).decode("utf-8", errors="replace"), page
 

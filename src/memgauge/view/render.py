@@ -75,6 +75,8 @@ from memgauge.view.pages import (
 from memgauge.view.verdicts import status_badge, verdict_blocks, verdict_cell
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+
     from memgauge.store.run_pages import RunReader
     from memgauge.store.url import StoreURL
 
@@ -93,6 +95,8 @@ __all__ = [
     "rooted",
     "run_named",
     "run_url",
+    "self_url",
+    "sent_path",
     "static_bytes",
 ]
 
@@ -182,6 +186,19 @@ def root_path(given: str | None) -> str:
 def rooted(path: str) -> str:
     """A viewer path (`/runs/...`) as the browser asks for it: under the root path."""
     return ROOT.get() + path if path.startswith("/") else path
+
+
+def sent_path(request: Request) -> str:
+    """The request's path as the client sent it, escapes kept (ASGI's `raw_path`; the decoded
+    path where the server gives none)."""
+    raw = request.scope.get("raw_path")
+    return raw.decode("latin-1") if raw else str(request.scope["path"])
+
+
+def self_url(request: Request) -> str:
+    """The URL of the page asked for, as a page links itself (a live page's refresh)."""
+    query = request.url.query
+    return rooted(sent_path(request) + (f"?{query}" if query else ""))
 
 
 def page_url(path: str, /, **params: Any) -> str:

@@ -53,8 +53,7 @@ from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
 from memgauge.store.url import StoreURL
 from memgauge.track.review import Target, item_targets, make_label, verdicts_disagree
-from memgauge.view.app import self_url
-from memgauge.view.render import NAV, ROOT, page_url, render, rooted, run_named
+from memgauge.view.render import NAV, ROOT, page_url, render, rooted, run_named, self_url
 
 __all__ = ["COOKIE", "NAME_COOKIE", "SECRET_FILE", "ReviewViews"]
 
