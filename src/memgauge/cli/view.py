@@ -3,6 +3,7 @@ FILE.html` (one run as a self-contained HTML file, drawn by the same templates).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -13,9 +14,12 @@ from memgauge.cli._numbers import integer
 from memgauge.cli._shared_options import reviewer_option
 from memgauge.errors import UsageError
 from memgauge.report import atomic_write_text
-from memgauge.view import LOCAL_HOSTS, report_from_store, review_name, serve
+from memgauge.view import LOCAL_HOSTS, report_from_store, review_name, serve, view_root
 
 __all__ = ["report", "view"]
+
+#: a header's name (RFC 9110's token)
+_HEADER = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 #: `--store` as every command takes it (MEMGAUGE_STORE by default), opened read-only
 store_option = store_option_with(
@@ -47,6 +51,36 @@ store_option = store_option_with(
     help="A `memgauge watch` state file shown at /watch besides the store's own (those under"
     " MEMGAUGE_HOME/watch); repeatable.",
 )
+@click.option(
+    "--root-path",
+    default=None,
+    metavar="PATH",
+    help="The path a reverse proxy serves the viewer under (e.g. /memgauge for"
+    " https://tools.example/memgauge/): every link, form and script is written under it;"
+    " the proxy may pass that prefix on or cut it off.",
+)
+@click.option(
+    "--reviewer-header",
+    default=None,
+    metavar="HEADER",
+    help="Review mode for a team behind a proxy that signs people in: each request's reviewer"
+    " is the name this header holds (e.g. X-Forwarded-User, Remote-User), as the proxy sets"
+    " it; a request without it is refused. Only the proxy must reach the port.",
+)
+@click.option(
+    "--ask-reviewer",
+    is_flag=True,
+    help="Review mode for a team: each browser gives its reviewer's name once (kept in a"
+    " cookie) and labels under it. Anyone may give any name: behind a proxy that signs"
+    " people in, use --reviewer-header.",
+)
+@click.option(
+    "--access-log",
+    is_flag=True,
+    help="Log a line per request on stdout (client, request line, status; uvicorn's access"
+    " log), the client as a trusted proxy's X-Forwarded-For names it. Without it, only"
+    " warnings and errors (on stderr).",
+)
 def view(
     store_path: str | None,
     port: int,
@@ -54,6 +88,10 @@ def view(
     review: bool,
     reviewer: str | None,
     watch_states: tuple[Path, ...],
+    root_path: str | None,
+    reviewer_header: str | None,
+    ask_reviewer: bool,
+    access_log: bool,
 ) -> None:
     """Browse the results store in a web browser: runs, a run's grid, its items (filters,
     search, judge reasoning), comparisons, trends, A/B tests and shadow runs. Read-only; a run
@@ -63,22 +101,49 @@ def view(
     items, unlabelled and disputed ones first): each label is added with its reviewer and
     time to the store's review labels, never replacing another reviewer's; `memgauge judge
     calibrate --from-store` and `memgauge review export` read them."""
-    if reviewer is not None and not review:
-        raise UsageError("--reviewer names who labels in review mode: add --review")
+    named = [
+        option
+        for option, given in (
+            ("--reviewer", reviewer is not None),
+            ("--reviewer-header", reviewer_header is not None),
+            ("--ask-reviewer", ask_reviewer),
+        )
+        if given
+    ]
+    if named and not review:
+        raise UsageError(f"{named[0]} names who labels in review mode: add --review")
+    if len(named) > 1:
+        raise UsageError(f"{' and '.join(named)}: give one way to name reviewers")
+    if reviewer_header is not None and not _HEADER.fullmatch(reviewer_header):
+        raise UsageError(
+            f"--reviewer-header {reviewer_header!r}: give a header name, e.g. X-Forwarded-User"
+        )
     if not host.strip():  # "" binds every interface: a `--host "$HOST"` whose HOST is unset
         raise UsageError(f"--host {host!r}: give an interface to bind, e.g. 127.0.0.1")
-    who = review_name(reviewer) if review else None
+    each = reviewer_header is not None or ask_reviewer  # each person's own name
+    who = review_name(reviewer) if review and not each else None
     store = api.viewer_store(store_path)
     if host not in LOCAL_HOSTS:
         what = "read every run, item and output in the store"
+        if reviewer_header is not None:
+            what += f" and add labels as anyone (by sending {reviewer_header} themselves)"
+        elif ask_reviewer:
+            what += " and add labels under any name"
+        elif who:
+            what += f" and add labels as {who}"
         click.echo(
-            f"warning: binding {host}: anyone who can reach this machine on port {port} can"
-            f" {what}" + (f" and add labels as {who}" if who else ""),
+            f"warning: binding {host}: anyone who can reach this machine on port {port} can {what}",
             err=True,
         )
     shown = f"[{host}]" if ":" in host else host
-    mode = "read-only" if who is None else f"review mode as {who}: /review"
-    line = f"memgauge view: http://{shown}:{port}/ (store {store}, {mode}); Ctrl-C stops"
+    if reviewer_header is not None:
+        mode = f"review mode, each reviewer named by {reviewer_header}: /review"
+    elif ask_reviewer:
+        mode = "review mode, each browser giving its reviewer's name: /review"
+    else:
+        mode = "read-only" if who is None else f"review mode as {who}: /review"
+    under = view_root(root_path)
+    line = f"memgauge view: http://{shown}:{port}{under}/ (store {store}, {mode}); Ctrl-C stops"
     serve(
         store,
         host=host,
@@ -86,6 +151,10 @@ def view(
         reviewer=who,
         watch_states=watch_states,
         announce=lambda: click.echo(line),
+        root=under,
+        reviewer_header=reviewer_header,
+        ask_reviewer=ask_reviewer,
+        access_log=access_log,
     )
 
 

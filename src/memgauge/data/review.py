@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 from memgauge._util.model import Model
 from memgauge.data.records import repeat_source
 
-__all__ = ["LABELS", "LABEL_KINDS", "ReviewLabel"]
+__all__ = ["LABELS", "LABEL_KINDS", "MAX_REVIEWER", "ReviewLabel"]
 
 #: what a label is about
 LABEL_KINDS = ("hit", "verdict", "fact", "operation")
@@ -24,7 +24,9 @@ LABELS: dict[str, tuple[str, ...]] = {
     "operation": ("right", "wrong"),
 }
 
-_Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+#: the longest reviewer name (and run, item, target name) a label holds
+MAX_REVIEWER = 200
+_Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_REVIEWER)]
 
 
 class ReviewLabel(Model):

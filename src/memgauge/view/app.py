@@ -18,6 +18,7 @@ A page family is a function here, a line in `ROUTES`, a template, and (for the t
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,15 +27,17 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memgauge._util.numbers import INT64_MAX
 from memgauge._util.preload import preload
 from memgauge.aggregates.repeats import repeats_of
 from memgauge.data.records import repeat_id
-from memgauge.errors import UsageError
+from memgauge.errors import UnavailableError, UsageError
 from memgauge.optimize import find_study
 from memgauge.runs.run_comparison import Comparison
 from memgauge.store.ab_tests import ABTestStore
@@ -53,11 +56,16 @@ from memgauge.view.optimization import study_page
 from memgauge.view.pages import duration, is_live, run_page, stale_reason
 from memgauge.view.render import (
     NAV,
+    ROOT,
     item_context,
     pager,
     render,
+    root_path,
+    rooted,
     run_named,
     run_url,
+    self_url,
+    sent_path,
     static_bytes,
 )
 from memgauge.view.runs_list import CANDIDATES, runs_list
@@ -65,6 +73,9 @@ from memgauge.view.traces import TraceViews
 from memgauge.view.watch import WatchViews
 
 __all__ = ["create_app"]
+
+#: the server's log (uvicorn's, which `memgauge view` shows from warnings up)
+_log = logging.getLogger("uvicorn.error")
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
@@ -121,8 +132,7 @@ class _Views:
 
     def _base(self, request: Request, **context: Any) -> dict[str, Any]:
         return {
-            "self_url": _sent_path(request)
-            + (f"?{request.url.query}" if request.url.query else ""),
+            "self_url": self_url(request),
             **({"nav": self.nav} if self.nav else {}),
             # an answer htmx swaps in (a live page's refresh, a filter form's request), not the
             # back button's (`_macros.html`'s kept_in_swaps)
@@ -228,7 +238,9 @@ class _Views:
         path = run_url(run_id, "items")
 
         def item_url(row: Any) -> str:
-            return run_url(run_id, "item", subject=row.subject, task=row.task, item=row.item_id)
+            return rooted(
+                run_url(run_id, "item", subject=row.subject, task=row.task, item=row.item_id)
+            )
 
         return _page(
             render(
@@ -417,18 +429,49 @@ def _search_text(given: str | None) -> str:
     return text
 
 
-def _sent_path(request: Request) -> str:
-    """The request's path as the client sent it, escapes kept (ASGI's `raw_path`; the decoded
-    path where the server gives none)."""
-    raw = request.scope.get("raw_path")
-    return raw.decode("latin-1") if raw else str(request.scope["path"])
+class _UnderRoot:
+    """The viewer under a root path (`--root-path /memgauge`): its links are written under it
+    (`render.ROOT`, set for each request), and a request is answered whether the proxy passed
+    the path on whole (`/memgauge/runs/x`) or cut the root off (`/runs/x`).
+
+    A path with a trailing `/` (`/memgauge/trends/`) is sent to the page without it by a
+    relative redirect under the root: Starlette's own redirect wrote the host's URL without
+    the root, a page on another tool of the proxy's (or the server's own address)."""
+
+    def __init__(self, app: ASGIApp, root: str) -> None:
+        self.app = app
+        self.root = root
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        root = self.root
+        if scope["type"] == "http" and (scope["path"] + "/").startswith(root + "/"):
+            raw = scope.get("raw_path")
+            scope = {
+                **scope,
+                "path": scope["path"][len(root) :] or "/",
+                "raw_path": raw[len(root) :] or b"/"
+                if raw and raw.startswith(root.encode())
+                else raw,
+            }
+        sent = sent_path(Request(scope)) if scope["type"] == "http" else "/"
+        if len(sent) > 1 and sent.endswith("/"):
+            query = scope["query_string"].decode("latin-1")
+            # one leading `/`: `//host` would send the browser to another site
+            to = root + "/" + sent.strip("/") + (f"?{query}" if query else "")
+            await RedirectResponse(to, status_code=307)(scope, receive, send)
+            return
+        token = ROOT.set(root)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            ROOT.reset(token)
 
 
 def run_path(request: Request) -> tuple[str, str]:
     """The run id and the page (`""`, `"items"`, `"item"`) of a `/runs/...` request, read
     from the path as sent: decoded, `/runs/a%2Fitems` (run `a/items`) and `/runs/a/items`
     (run `a`'s items) are one path. `render.run_url` writes these URLs."""
-    _, _, rest = _sent_path(request).partition("/runs/")
+    _, _, rest = sent_path(request).partition("/runs/")
     run_part, _, page = rest.partition("/")
     return unquote_to_bytes(run_part).decode("utf-8", errors="replace"), page
 
@@ -464,21 +507,49 @@ async def _error(request: Request, exc: Exception) -> Response:
     )
 
 
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    """A store that cannot be reached now (a PostgreSQL server gone, a SQLite lock held past
+    its timeout): a 503 that says so, and one line in the server's log, where it was a bare
+    "Internal Server Error" and a traceback. A live page keeps asking, and shows again once
+    the store is back."""
+    posted = request.method == "POST"
+    _log.warning("memgauge view: %s %s: %s", request.method, request.url.path, exc)
+    return _page(
+        render(
+            "error.html",
+            status_code=503,
+            title="Results store unavailable",
+            message=f"{exc} The viewer shows it again once it is back: reload this page"
+            + ("; what you posted was not saved, send it again then." if posted else "."),
+        ),
+        status_code=503,
+    )
+
+
 def create_app(
     store: str | Path | StoreURL,
     *,
     reviewer: str | None = None,
     watch_states: Sequence[str | Path] = (),
+    root: str | None = None,
+    reviewer_header: str | None = None,
+    ask_reviewer: bool = False,
 ) -> Starlette:
     """The viewer of the results store at `store`, a SQLite file or a PostgreSQL server
     (read-only; UsageError when it is missing or at another schema). With `reviewer`, review
     mode too (`memgauge.view.review`): its pages, and one POST route that adds that reviewer's
     labels to `review_labels`; without it, no route takes a POST. `/watch` shows the store's
-    watches and those of the state files `watch_states` (`memgauge.view.watch`)."""
+    watches and those of the state files `watch_states` (`memgauge.view.watch`). `root`: the
+    path a proxy serves it under (`/memgauge`, `render.root_path`), every link written under
+    it. `reviewer_header` (instead of `reviewer`): review mode where each request's reviewer
+    is the name in that header, as a proxy that signs people in sets it; `ask_reviewer`
+    (instead of both): review mode where each browser gives its reviewer's name once."""
+    prefix = root_path(root)
     url = store_url(store)
     if not url.exists():
         raise UsageError(f"no results store at {url}: {nothing_recorded()}")
-    views = _Views(url, nav=None if reviewer is None else [*NAV, ("Review", "/review")])
+    review = reviewer is not None or reviewer_header is not None or ask_reviewer
+    views = _Views(url, nav=[*NAV, ("Review", "/review")] if review else None)
     pages = {
         "/": views.runs,
         "/runs/{rest:path}": views.run_pages,
@@ -496,9 +567,15 @@ def create_app(
     routes.extend(traces.routes(_refusing_nul))
     watches = WatchViews(url, watch_states, page=_page, base=views._base)
     routes.extend(watches.routes(_refusing_nul))
-    if reviewer is not None:
+    if review:
         from memgauge.view.review import ReviewViews  # review mode only
 
-        review = ReviewViews(url, reviewer, page=_page, reader=views._reader)
-        routes.extend(review.routes(_refusing_nul))
-    return Starlette(routes=routes, exception_handlers={HTTPException: _error, 404: _error})
+        reviews = ReviewViews(
+            url, reviewer, page=_page, reader=views._reader, reviewer_header=reviewer_header
+        )
+        routes.extend(reviews.routes(_refusing_nul))
+    return Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _error, 404: _error, UnavailableError: _unavailable},
+        middleware=[Middleware(_UnderRoot, root=prefix)],
+    )

@@ -18,7 +18,9 @@ import json
 import math
 import os
 import pickle
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache, partial
 from importlib import resources
@@ -73,6 +75,8 @@ from memgauge.view.pages import (
 from memgauge.view.verdicts import status_badge, verdict_blocks, verdict_cell
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+
     from memgauge.store.run_pages import RunReader
     from memgauge.store.url import StoreURL
 
@@ -87,8 +91,12 @@ __all__ = [
     "render",
     "render_run_report",
     "report_from_store",
+    "root_path",
+    "rooted",
     "run_named",
     "run_url",
+    "self_url",
+    "sent_path",
     "static_bytes",
 ]
 
@@ -154,6 +162,45 @@ def _ts(value: str | None) -> str:
     return "" if not value else value[:19].replace("T", " ")
 
 
+#: the path the viewer is served under (`memgauge view --root-path`, behind a proxy), set for
+#: each request by `app`; "" at the host's root and in `memgauge report`'s files
+ROOT: ContextVar[str] = ContextVar("memgauge_view_root", default="")
+_ROOT_PATH = re.compile(r"(/[A-Za-z0-9._~-]+)+")
+
+
+def root_path(given: str | None) -> str:
+    """`--root-path` as the viewer prefixes its URLs with: `/memgauge` for `memgauge/` or
+    `/memgauge/`, "" for none or `/`; a UsageError for anything but path segments of letters,
+    digits and `._~-` (what a proxy's location holds, nothing a URL would need to escape)."""
+    root = "/" + (given or "").strip().strip("/")
+    if root == "/":
+        return ""
+    if not _ROOT_PATH.fullmatch(root) or any(s in (".", "..") for s in root.split("/")):
+        raise UsageError(
+            f"--root-path {given!r}: give the path the proxy serves the viewer under, e.g."
+            " /memgauge (segments of letters, digits and ._~-)"
+        )
+    return root
+
+
+def rooted(path: str) -> str:
+    """A viewer path (`/runs/...`) as the browser asks for it: under the root path."""
+    return ROOT.get() + path if path.startswith("/") else path
+
+
+def sent_path(request: Request) -> str:
+    """The request's path as the client sent it, escapes kept (ASGI's `raw_path`; the decoded
+    path where the server gives none)."""
+    raw = request.scope.get("raw_path")
+    return raw.decode("latin-1") if raw else str(request.scope["path"])
+
+
+def self_url(request: Request) -> str:
+    """The URL of the page asked for, as a page links itself (a live page's refresh)."""
+    query = request.url.query
+    return rooted(sent_path(request) + (f"?{query}" if query else ""))
+
+
 def page_url(path: str, /, **params: Any) -> str:
     """`path` with `params` (empty ones left out) as its query string."""
     query = {k: v for k, v in params.items() if v not in (None, "", False)}
@@ -166,6 +213,14 @@ def run_url(run_id: str, page: str = "", /, **params: Any) -> str:
     quoted: a stored id may hold a space, `/`, `?`, `#` or `%` (one an older memgauge
     imported), and the viewer reads it back from the path as sent (`app.run_path`)."""
     return page_url("/runs/" + quote(run_id, safe="") + (f"/{page}" if page else ""), **params)
+
+
+def _link(path: str, /, **params: Any) -> str:
+    return rooted(page_url(path, **params))
+
+
+def _run_link(run_id: str, page: str = "", /, **params: Any) -> str:
+    return rooted(run_url(run_id, page, **params))
 
 
 @dataclass(frozen=True)
@@ -188,7 +243,7 @@ def pager(
     `path` with `params` and the page's number."""
 
     def url(n: int) -> str:
-        return page_url(path, **params, page=n)
+        return rooted(page_url(path, **params, page=n))
 
     first = (page - 1) * size + 1
     return Pager(page, max(1, math.ceil(total / size)), total, first, first + shown - 1, url)
@@ -316,8 +371,9 @@ def environment() -> Environment:
     )
     env.globals.update(
         ci=_missing_is_none(fmt_ci),
-        url=page_url,
-        run_url=run_url,
+        # a link's URL under the root path: a path built in Python reaches a page through `url`
+        url=_link,
+        run_url=_run_link,
         nav=NAV,
         grid=grid,
         shape_chart=shape_chart,

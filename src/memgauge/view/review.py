@@ -4,11 +4,20 @@ working through a queue of a run's items.
 
 It adds three routes to the read-only viewer and nothing else changes: `/review` (the queue),
 `/review/item?run=&subject=&task=&item=` (one item's forms) and `/review/label` (POST: one
-label). The pages read the store as every page does (`RunReader`, read-only); the one write is
-`ReviewStore.add`, a row added to `review_labels`, so a label never overwrites another.
+label); with `--ask-reviewer`, a fourth, `/review/name` (the form where a browser gives its
+reviewer's name, kept in a cookie). The pages read the store as every page does (`RunReader`,
+read-only); the one write is `ReviewStore.add`, a row added to `review_labels`, so a label
+never overwrites another.
+
+Who labels: the server's one `--reviewer`; or each request's, from the header a proxy that
+signs people in sets (`--reviewer-header`, trusted only then); or the name each browser gave
+(`--ask-reviewer`). `ReviewViews.who` reads it.
 
 Every POST carries a CSRF token: the first page sets a random session id in an HttpOnly,
-SameSite=Strict cookie, and each form holds HMAC(process secret, session id); a POST whose
+SameSite=Lax cookie (no browser sends it with another site's POST; Strict would drop it,
+and a new one would replace it, each time a link on another site opened the viewer), and
+each form holds HMAC(secret, session id), the secret kept in MEMGAUGE_HOME (a restarted
+viewer takes the forms of pages loaded before it); a POST whose
 token is missing or does not match that of its cookie is a 403, and a label that does not fit
 its kind (a grade out of 0-3, an unknown action, a hit the item does not have) a 400 with the
 reason: nothing is written either way.
@@ -22,32 +31,40 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote, unquote
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from memgauge.data.environment import memgauge_home
 from memgauge.data.records import ItemRecord
-from memgauge.data.review import LABELS, ReviewLabel
+from memgauge.data.review import LABELS, MAX_REVIEWER, ReviewLabel
 from memgauge.errors import UsageError
 from memgauge.runs.hit_texts import HitTexts, hit_texts
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
 from memgauge.store.url import StoreURL
 from memgauge.track.review import Target, item_targets, make_label, verdicts_disagree
-from memgauge.view.render import NAV, page_url, render, run_named
+from memgauge.view.render import NAV, ROOT, page_url, render, rooted, run_named, self_url
 
-__all__ = ["COOKIE", "ReviewViews"]
+__all__ = ["COOKIE", "NAME_COOKIE", "SECRET_FILE", "ReviewViews"]
 
 #: the review session's cookie (a random id; the CSRF token is derived from it)
 COOKIE = "memgauge_review"
+#: the reviewer's name a browser gave (`--ask-reviewer`), kept this many days
+NAME_COOKIE = "memgauge_reviewer"
+_NAME_DAYS = 365
+#: the key of the CSRF tokens, in MEMGAUGE_HOME (`_kept_secret`)
+SECRET_FILE = "review-secret"
+_SECRET_BYTES = 32
 _MAX_FORM = 64 * 1024  # bytes of a label's form: a note of a few pages
 _NAV = [*NAV, ("Review", "/review")]
 _ITEM_FILTERS = ("subject", "task", "category")
@@ -74,34 +91,122 @@ class QueueRow:
         )
 
 
+def _kept_secret() -> bytes:
+    """The key the CSRF tokens are made with, kept in MEMGAUGE_HOME/review-secret (mode 0600,
+    made once): a restarted viewer (a deploy, a crash) takes the forms of the pages loaded
+    before it, where a key of the process alone refused a reviewer's half-written label with
+    a 403 that lost it. A home that cannot hold it gives the process a key of its own."""
+    try:
+        path = memgauge_home() / SECRET_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            kept = path.read_bytes()
+            # another viewer writing it this instant, or a file not made here: this process's
+            return kept if len(kept) == _SECRET_BYTES else secrets.token_bytes(_SECRET_BYTES)
+        secret = secrets.token_bytes(_SECRET_BYTES)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secret)
+        return secret
+    except (OSError, RuntimeError, UsageError):  # RuntimeError: no home directory to find
+        return secrets.token_bytes(_SECRET_BYTES)
+
+
+def _header_text(value: str) -> str:
+    """A header's value as the proxy wrote it: its bytes read as UTF-8 (a name such as José
+    from an identity provider), where ASGI gives them as Latin-1 (`JosÃ©`); as given when
+    they are not UTF-8."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
+def _set_cookie(
+    request: Request, response: Response, name: str, value: str, days: int | None = None
+) -> None:
+    """A review cookie: for the viewer's own paths only (a proxy's other tools on the host
+    never see it), never to a script, never sent with another site's POST (SameSite=Lax: it
+    is sent when a link there opens the viewer, so the name and session a browser has are
+    kept), and over HTTPS only when the page came over it (the scheme a trusted proxy's
+    X-Forwarded-Proto gives)."""
+    response.set_cookie(
+        name,
+        value,
+        max_age=None if days is None else days * 86400,
+        httponly=True,
+        samesite="lax",
+        path=ROOT.get() or "/",
+        secure=request.url.scheme == "https",
+    )
+
+
 class ReviewViews:
-    """The review routes over one store, for one reviewer; `page` wraps HTML in the viewer's
-    response (headers, CSP) and `reader` opens the viewer's read-only connection."""
+    """The review routes over one store, for one `reviewer`, or each request's own (`who`:
+    from `reviewer_header`, else, with neither, the name its browser gave); `page` wraps HTML
+    in the viewer's response (headers, CSP) and `reader` opens the viewer's read-only
+    connection."""
 
     def __init__(
         self,
         store: StoreURL,
-        reviewer: str,
+        reviewer: str | None,
         *,
         page: Callable[..., Response],
         reader: Callable[[], Any],
+        reviewer_header: str | None = None,
     ) -> None:
         self.store = store
+        #: the one reviewer of every request, or None: each request's own (`who`)
         self.reviewer = reviewer
+        self.reviewer_header = reviewer_header
         self._page = page
         self._reader = reader
-        # a token never outlives the process: a restarted viewer asks for a reload
-        self._secret = secrets.token_bytes(32)
+        self._secret = _kept_secret()
 
     def routes(self, wrap: Callable[[Handler], Handler]) -> list[Route]:
         """The routes review mode adds, each handler passed through `wrap`."""
-        return [
+        routes = [
             Route("/review", wrap(self.queue)),
             Route("/review/item", wrap(self.item)),
             Route("/review/label", wrap(self.label), methods=["POST"]),
         ]
+        if self.asks:
+            routes.append(Route("/review/name", wrap(self.name), methods=["GET", "POST"]))
+        return routes
 
-    # -- the session and its token
+    # -- who labels, the session and its token
+
+    @property
+    def asks(self) -> bool:
+        """Whether each browser gives its reviewer's name (`--ask-reviewer`)."""
+        return self.reviewer is None and self.reviewer_header is None
+
+    def who(self, request: Request) -> str:
+        """The reviewer of `request`: the server's one reviewer, the name the proxy put in the
+        trusted header (`--reviewer-header`), or the name this browser gave (`--ask-reviewer`);
+        a 403 when that header or name is missing, nothing labelled."""
+        name = self._given_name(request)
+        if name is None:
+            raise HTTPException(403, "no reviewer name: give yours on the review page first")
+        return name
+
+    def _given_name(self, request: Request) -> str | None:
+        if self.reviewer is not None:
+            return self.reviewer
+        if self.reviewer_header is None:  # the name this browser gave
+            name = unquote(request.cookies.get(NAME_COOKIE, "")).strip()
+            return name if 0 < len(name) <= MAX_REVIEWER else None
+        name = _header_text(request.headers.get(self.reviewer_header, "")).strip()
+        if not name or len(name) > MAX_REVIEWER:
+            raise HTTPException(
+                403,
+                f"no reviewer in the {self.reviewer_header} header (this viewer takes each"
+                " reviewer's name from it, as the proxy in front of it sets it for the person"
+                " it signed in): open the viewer through that proxy",
+            )
+        return name
 
     def token(self, session: str) -> str:
         """The CSRF token of a session id."""
@@ -113,20 +218,23 @@ class ReviewViews:
             return given, False
         return secrets.token_hex(16), True
 
-    def _respond(self, request: Request, template: str, **context: Any) -> Response:
+    def _respond(
+        self, request: Request, template: str, reviewer: str | None, **context: Any
+    ) -> Response:
         session, new = self._session(request)
         response = self._page(
             render(
                 template,
                 csrf=self.token(session),
-                reviewer=self.reviewer,
+                reviewer=reviewer,
+                asks=self.asks,
                 nav=_NAV,
-                self_url=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+                self_url=self_url(request),
                 **context,
             )
         )
         if new:
-            response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path="/")
+            _set_cookie(request, response, COOKIE, session)
         return response
 
     @contextmanager
@@ -150,6 +258,9 @@ class ReviewViews:
 
     async def queue(self, request: Request) -> Response:
         """The queue of one run's items (see the module docstring for its order)."""
+        me = self._given_name(request)
+        if me is None:
+            return self._ask_name(request)
         qp = request.query_params
         filters = {k: qp.get(k) or "" for k in _ITEM_FILTERS}
         with self._reader() as reader:
@@ -172,7 +283,7 @@ class ReviewViews:
                     run_id=run_id,
                     item=it,
                     reviewers=sorted({lab.reviewer for lab in mine}),
-                    mine=any(lab.reviewer == self.reviewer for lab in mine),
+                    mine=any(lab.reviewer == me for lab in mine),
                     disagreement=verdicts_disagree(it) or any(lab.disagrees for lab in mine),
                 )
             )
@@ -181,6 +292,7 @@ class ReviewViews:
         return self._respond(
             request,
             "review_queue.html",
+            me,
             run_id=run_id,
             runs=runs,
             rows=rows,
@@ -197,6 +309,9 @@ class ReviewViews:
 
     async def item(self, request: Request) -> Response:
         """One item's review forms, each target with the labels given to it so far."""
+        me = self._given_name(request)
+        if me is None:
+            return self._ask_name(request)
         qp = request.query_params
         with self._reader() as reader:
             run_id = self._run_id(reader, qp.get("run"))
@@ -216,11 +331,12 @@ class ReviewViews:
             return [lab for lab in current if (lab.kind, lab.target) == (t.kind, t.target)]
 
         def own(t: Target) -> ReviewLabel | None:
-            return next((lab for lab in given(t) if lab.reviewer == self.reviewer), None)
+            return next((lab for lab in given(t) if lab.reviewer == me), None)
 
         return self._respond(
             request,
             "review_item.html",
+            me,
             run_id=run_id,
             it=it,
             targets=targets,
@@ -231,6 +347,39 @@ class ReviewViews:
             labels=LABELS,
             queue_url=page_url("/review", run=run_id),
         )
+
+    # -- the name a browser gives (`--ask-reviewer`)
+
+    def _ask_name(self, request: Request, status_code: int = 200) -> Response:
+        """The form that asks this browser's reviewer name, then goes back to this page."""
+        if not self.asks:  # a trusted header that is missing: a 403 saying so
+            self.who(request)
+        back = self_url(request) if request.url.path != "/review/name" else ""
+        response = self._respond(
+            request,
+            "review_name.html",
+            self._given_name(request),
+            back=request.query_params.get("next") or back,
+        )
+        response.status_code = status_code
+        return response
+
+    async def name(self, request: Request) -> Response:
+        """GET: the form; POST: keep the name given in this browser's cookie (1-200
+        characters) and go back to the review page it came from."""
+        if request.method == "GET":
+            return self._ask_name(request)
+        form = await self._form(request)
+        self._check_token(request, form)
+        name = " ".join(form.get("name", "").split())
+        if not name or len(name) > MAX_REVIEWER:
+            raise HTTPException(400, f"give a name of 1-{MAX_REVIEWER} characters")
+        back = form.get("next", "")
+        if not back.startswith(rooted("/review")):  # only back to a review page of its own
+            back = rooted("/review")
+        response = RedirectResponse(back, status_code=303)
+        _set_cookie(request, response, NAME_COOKIE, quote(name, safe=""), days=_NAME_DAYS)
+        return response
 
     # -- the one write
 
@@ -262,6 +411,7 @@ class ReviewViews:
 
     async def label(self, request: Request) -> Response:
         """Store one label (see the module docstring), then show the item again."""
+        me = self.who(request)
         form = await self._form(request)
         self._check_token(request, form)
         if not form.get("run"):
@@ -275,7 +425,7 @@ class ReviewViews:
             label = make_label(
                 it,
                 run_id,
-                self.reviewer,
+                me,
                 kind=form.get("kind", ""),
                 target=form.get("target", ""),
                 grade=form.get("grade"),
@@ -290,4 +440,4 @@ class ReviewViews:
         back = page_url(
             "/review/item", run=run_id, subject=it.subject, task=it.task, item=it.item_id
         )
-        return RedirectResponse(f"{back}#{label.kind}-{label.target}", status_code=303)
+        return RedirectResponse(f"{rooted(back)}#{label.kind}-{label.target}", status_code=303)

@@ -25,7 +25,7 @@ from memgauge.data.tracing import Span, Trace
 from memgauge.store.traces import TraceStore
 from memgauge.store.url import StoreURL
 from memgauge.view.charts import PALETTE, _fit, _svg, _t, text_width
-from memgauge.view.render import pager, render
+from memgauge.view.render import pager, render, rooted
 
 __all__ = ["ERRORS", "TraceViews", "span_tree", "timeline", "trace_url"]
 
@@ -123,7 +123,7 @@ def timeline(rows: list[SpanRow]) -> Markup:
 
 def trace_url(trace_id: str) -> str:
     """A trace's page (an id may hold any character: each is quoted)."""
-    return "/traces/" + quote(trace_id, safe="")
+    return rooted("/traces/" + quote(trace_id, safe=""))
 
 
 def _when(ns: int | None) -> str:
