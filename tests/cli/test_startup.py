@@ -299,5 +299,6 @@ def test_a_lazy_package_exports_exactly_its_names(package: str) -> None:
     for name in module.__all__:
         value = getattr(module, name)
         assert not isinstance(value, types.ModuleType), f"{package}.{name} is a module"
-        if name in lazy:
-            assert value is getattr(importlib.import_module(module._LAZY[name]), name), name
+        if name in lazy:  # `module` or `module:attribute` (a name under another)
+            where, _, original = module._LAZY[name].partition(":")
+            assert value is getattr(importlib.import_module(where), original or name), name
