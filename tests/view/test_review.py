@@ -368,7 +368,7 @@ def test_view_binds_localhost_in_review_mode_and_needs_review_for_a_reviewer(
     calls: list[dict[str, Any]] = []
 
     def serve(store: object, announce: Any, **kw: Any) -> None:
-        announce()  # as serve does once the store is accepted
+        announce(kw["port"])  # as serve does once the store is accepted and the port bound
         calls.append(kw)
 
     monkeypatch.setattr("memgauge.cli.view.serve", serve)

@@ -121,7 +121,7 @@ def test_the_command_takes_a_header_in_review_mode_only(
     calls: list[dict[str, Any]] = []
 
     def serve(store: object, announce: Any, **kw: Any) -> None:
-        announce()
+        announce(kw["port"])
         calls.append(kw)
 
     monkeypatch.setattr("memgauge.cli.view.serve", serve)

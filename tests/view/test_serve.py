@@ -5,6 +5,7 @@ exited after the command had printed "memgauge view: http://... Ctrl-C stops")."
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -44,11 +45,10 @@ def test_a_host_not_of_this_machine_is_exit_3_saying_what_to_do(
 
 def test_access_log_writes_a_line_per_request(viewer_store: ViewerStore) -> None:
     """A shared server logged nothing of its requests: no way to tell who asked for what, or
-    which pages failed. A real process: the log is uvicorn's, configured when it starts."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    argv = ["view", "--store", str(viewer_store.path), "--port", str(port), "--access-log"]
+    which pages failed. A real process: the log is uvicorn's, configured when it starts.
+    Started on `--port 0`, its address line names the port the system chose (it said
+    `http://127.0.0.1:0/`, no address to open)."""
+    argv = ["view", "--store", str(viewer_store.path), "--port", "0", "--access-log"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "memgauge", *argv],
@@ -58,6 +58,12 @@ def test_access_log_writes_a_line_per_request(viewer_store: ViewerStore) -> None
         text=True,
     )
     try:
+        assert proc.stdout is not None
+        said = proc.stdout.readline()
+        found = re.match(r"memgauge view: http://127\.0\.0\.1:(\d+)/ ", said)
+        assert found is not None, said
+        port = int(found.group(1))
+        assert port != 0, said
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while True:

@@ -143,14 +143,15 @@ def view(
     else:
         mode = "read-only" if who is None else f"review mode as {who}: /review"
     under = view_root(root_path)
-    line = f"memgauge view: http://{shown}:{port}{under}/ (store {store}, {mode}); Ctrl-C stops"
     serve(
         store,
         host=host,
         port=port,
         reviewer=who,
         watch_states=watch_states,
-        announce=lambda: click.echo(line),
+        announce=lambda bound: click.echo(
+            f"memgauge view: http://{shown}:{bound}{under}/ (store {store}, {mode}); Ctrl-C stops"
+        ),
         root=under,
         reviewer_header=reviewer_header,
         ask_reviewer=ask_reviewer,

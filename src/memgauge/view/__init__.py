@@ -72,7 +72,7 @@ def serve(
     port: int = 8765,
     reviewer: str | None = None,
     watch_states: Sequence[str | Path] = (),
-    announce: Callable[[], None] | None = None,
+    announce: Callable[[int], None] | None = None,
     root: str | None = None,
     reviewer_header: str | None = None,
     ask_reviewer: bool = False,
@@ -81,8 +81,9 @@ def serve(
     """Serve `memgauge view` over the store at `store` on host:port until interrupted (the
     store is checked, and refused when this memgauge cannot read it, before the port is
     bound); with `reviewer`, in review mode (`memgauge.view.review`); `watch_states`: watch
-    state files `/watch` shows besides the store's own; `announce` is called once the store
-    is accepted, before serving (the command's address line: none for a refused store);
+    state files `/watch` shows besides the store's own; `announce` is called with the port
+    bound (the one the system chose for port 0) once the store is accepted and the port is
+    bound, before serving (the command's address line: none for a refused store);
     `root`: the path a proxy serves it under (`--root-path`); `reviewer_header`: review mode
     with each request's reviewer read from that header (`--reviewer-header`); `ask_reviewer`:
     review mode with each browser giving its reviewer's name (`--ask-reviewer`); `access_log`:
@@ -103,7 +104,7 @@ def serve(
     )
     sock = _listening(host, port)  # before the address line: one that is not served is none
     if announce is not None:
-        announce()
+        announce(sock.getsockname()[1])  # port 0: the one the system chose, not 0
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=access_log)
     if access_log:  # its lines, without uvicorn's start-up chatter (info too)
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
