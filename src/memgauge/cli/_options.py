@@ -35,7 +35,15 @@ from memgauge.cli._shared_options import (
     retry_failed_option,
 )
 
-__all__ = ["RunArgs", "junit_option", "run_options", "shard_options", "write_reports_files"]
+__all__ = [
+    "POOLED_JUDGMENTS",
+    "REPORT_FILES",
+    "RunArgs",
+    "junit_option",
+    "run_options",
+    "shard_options",
+    "write_reports_files",
+]
 
 #: `--junit FILE`, on every command that evaluates or gates: its verdicts as JUnit XML
 junit_option = click.option(
@@ -143,9 +151,15 @@ class RunArgs:
 Reports = Callable[[dict[str, Any]], Collection[str]]
 
 
+#: the reports `write_reports` writes into the --out directory (evaluate, demo, bench systems)
+REPORT_FILES = ("result.json", "summary.md", "report.html")
+#: and, where the relevance judge graded a pool (evaluate's --pool-judge), its grades
+POOLED_JUDGMENTS = "bootstrapped_judgments.jsonl"
+
+
 def write_reports_files(given: dict[str, Any]) -> Collection[str]:
-    """What `write_reports` writes into the --out directory (evaluate, bench systems)."""
-    return ("result.json", "summary.md", "report.html")
+    """What `write_reports` writes into the --out directory (evaluate, demo, bench systems)."""
+    return (*REPORT_FILES, *([POOLED_JUDGMENTS] if given.get("pool_judge") else []))
 
 
 def _run_args(given: dict[str, Any], reports: Reports) -> RunArgs:
