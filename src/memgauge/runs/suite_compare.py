@@ -24,6 +24,7 @@ from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
+from memgauge._util.listing import counted
 from memgauge.data.records import ItemRecord, MeasureValue, RunSummary
 from memgauge.stats import (
     Correction,
@@ -44,6 +45,7 @@ __all__ = [
     "measure_deltas",
     "reported_means",
     "system_measures",
+    "unpaired_notes",
 ]
 
 Key = tuple[str, str, str]
@@ -373,6 +375,21 @@ def compare_measures(
             }
         )
     return rows
+
+
+def unpaired_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why a row of two runs' comparison has no delta (the JSON's `note`), once per subject,
+    task and reason: `runs compare`'s table and the viewer's compare page showed n/a and n 0
+    without a word; each says these lines under it."""
+    said: dict[tuple[str, str, str], int] = {}
+    for r in rows:
+        if r["delta"] is None and r.get("note"):
+            key = (str(r["subject"]), str(r["task"]), str(r["note"]))
+            said[key] = said.get(key, 0) + 1
+    return [
+        f"n/a: {subject}/{task} ({counted(n, 'evaluator')}): {note}"
+        for (subject, task, note), n in said.items()
+    ]
 
 
 def _unpaired_note(mean_a: float | None, mean_b: float | None) -> str:
