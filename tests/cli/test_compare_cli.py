@@ -565,3 +565,32 @@ def test_the_viewer_s_compare_page_says_why_a_row_has_no_delta(
     html = unescape(TestClient(create_app(db)).get(f"/compare?a={a}&b={b}").text)
     shown = re.findall(r'<li class="unpaired">(.*?)</li>', html)
     assert shown == said, html[html.find('id="deltas"') :][:2000]
+
+
+def test_the_viewer_s_compare_page_says_a_run_has_not_completed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`runs compare A B` with B cancelled says on stderr that B has not completed and on how
+    many of its items it is compared; the viewer's compare page showed B's numbers as if it
+    were whole. It says the same words."""
+    from html import unescape
+
+    from starlette.testclient import TestClient
+
+    from memgauge.store.suite_runs import SuiteRunStore
+    from memgauge.view.app import create_app
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    suite = _agent_suite(tmp_path, {"ok": QUALITY["strong"]})
+    a, b = _run(capsys, suite, db), _run(capsys, suite, db)
+    with SuiteRunStore(db) as store:
+        store.set_status(b, "cancelled")
+    code, _, err = _cli(capsys, "runs", "compare", a, b, "--store", str(db))
+    assert code == 0, err
+    said = [line.removeprefix("note: ") for line in err.splitlines() if line.startswith("note: ")]
+    assert len(said) == 1, err
+    assert b in said[0], err
+    html = unescape(TestClient(create_app(db)).get(f"/compare?a={a}&b={b}").text)
+    shown = re.findall(r'<li class="unended">(.*?)</li>', html)
+    assert shown == said, html[html.find("<h1>") :][:1500]

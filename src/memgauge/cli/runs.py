@@ -131,19 +131,12 @@ def _load(store: api.SuiteRunStore, given: str) -> dict[str, Any]:
 
 
 def _note_unended(store: api.SuiteRunStore, ids: Sequence[str]) -> None:
-    """Say on stderr which of the runs compared has not completed: its numbers are those of
-    the items it recorded (a run still running, or one that failed or was cancelled)."""
+    """Say on stderr which of the runs compared has not completed (`api.unended_note`)."""
     for run_id in ids:
         run = store.get_run(run_id, summary=False)
-        if run is None or run.status == "completed":
-            continue
-        status = "is still running" if run.status in ("queued", "running") else run.status
-        done = len(store.item_records(run_id, detail=False))
-        click.echo(
-            f"note: run {run_id} {status}: compared on the {counted(done, 'item')} it recorded"
-            f" of {run.n_items} (`memgauge runs show {run_id}`)",
-            err=True,
-        )
+        said = None if run is None else api.unended_note(run, store)
+        if said is not None:
+            click.echo(f"note: {said}", err=True)
 
 
 def _state(run: Mapping[str, Any]) -> Text:
