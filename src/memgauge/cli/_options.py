@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,6 @@ from typing import Any
 import click
 
 from memgauge import api
-from memgauge._util.files import write_refusal
 from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_REPEAT
 from memgauge.cli._common import (
     OUT_FILE,
@@ -22,6 +20,7 @@ from memgauge.cli._common import (
     apply_options,
     distinct_outputs,
     outputs_not_read,
+    refuse_unwritable,
     store_option,
 )
 from memgauge.cli._llm import llm_options
@@ -195,6 +194,8 @@ def _run_args(given: dict[str, Any], reports: Reports) -> RunArgs:
     _junit_apart(junit, given.get("out_dir"), reports(given))
     _reports_apart(given.get("out_dir"), reports(given), given.get("outputs_path"))
     distinct_outputs({"--junit": junit}, store=False if no_store else store)
+    if junit is not None:
+        refuse_unwritable("--junit", junit)
     return RunArgs(options, given.pop("progress"), junit, given.pop("max_failure_rate", None))
 
 
@@ -214,11 +215,7 @@ def _reports_apart(out_dir: Path | None, reports: Collection[str], outputs: Path
     # a report file that cannot be written fails before the run, not after (a name ending in
     # / is a directory the command writes its files into: demo's dataset/)
     for name in (n for n in reports if not n.endswith("/")):
-        target = Path(os.path.realpath(out_dir / name))
-        if (refused := write_refusal(target, out_dir / name)) is not None:
-            raise click.UsageError(
-                f"{flag} {out_dir}: cannot write {refused.filename}: {refused.strerror}"
-            )
+        refuse_unwritable(flag, out_dir, out_dir / name)
 
 
 def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[str]) -> None:
