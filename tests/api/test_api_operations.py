@@ -96,3 +96,19 @@ def test_every_api_name_loads_on_first_use_and_a_command_loads_only_its_own() ->
     ).stdout
     assert "memgauge.store.querylog" in out
     assert "memgauge.runs.engine" not in out
+
+
+def test_an_import_over_its_source_names_the_keyword_from_python(tmp_path: Path) -> None:
+    """`api.import_dataset("memaudit", d/conversations.json, d)` is refused (it would replace
+    the file it reads), but the refusal said "--out d ...: give another --out", a flag a
+    Python caller has not got: it names `out_dir`, as `argument()` names keywords."""
+    import shutil
+
+    src = tmp_path / "conversations.json"
+    shutil.copyfile(MEMAUDIT, src)
+    with pytest.raises(DataError) as raised:
+        api.import_dataset("memaudit", src, tmp_path)
+    said = str(raised.value)
+    assert f"out_dir={tmp_path} would replace {src}" in said, said
+    assert "give another out_dir" in said, said
+    assert "--out" not in said, said

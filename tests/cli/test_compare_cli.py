@@ -538,3 +538,59 @@ def test_runs_compare_table_says_why_a_row_has_no_delta(
     assert code == 0
     assert "n/a: broke/t (1 evaluator): B scored no item" in out, out
     assert "n/a: ok/" not in out, out
+
+
+def test_the_viewer_s_compare_page_says_why_a_row_has_no_delta(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`runs compare A B` says under its table why a row has no delta (a subject that failed
+    every item in B); the viewer's compare page showed the row's n/a and n 0 without a word.
+    It says the same line."""
+    from html import unescape
+
+    from starlette.testclient import TestClient
+
+    from memgauge.view.app import create_app
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    monkeypatch.setenv("COLUMNS", "200")
+    db = tmp_path / "r.db"
+    subjects = {"ok": QUALITY["strong"], "broke": QUALITY["strong"]}
+    a = _recorded(capsys, _agent_suite(tmp_path, subjects), db)
+    b = _recorded(capsys, _failing(_agent_suite(tmp_path, subjects), "broke"), db)
+    code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db))
+    assert code == 0
+    said = [line for line in out.splitlines() if line.startswith("n/a: ")]
+    assert said, out
+    html = unescape(TestClient(create_app(db)).get(f"/compare?a={a}&b={b}").text)
+    shown = re.findall(r'<li class="unpaired">(.*?)</li>', html)
+    assert shown == said, html[html.find('id="deltas"') :][:2000]
+
+
+def test_the_viewer_s_compare_page_says_a_run_has_not_completed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`runs compare A B` with B cancelled says on stderr that B has not completed and on how
+    many of its items it is compared; the viewer's compare page showed B's numbers as if it
+    were whole. It says the same words."""
+    from html import unescape
+
+    from starlette.testclient import TestClient
+
+    from memgauge.store.suite_runs import SuiteRunStore
+    from memgauge.view.app import create_app
+
+    monkeypatch.syspath_prepend(str(SUBJECTS))
+    db = tmp_path / "r.db"
+    suite = _agent_suite(tmp_path, {"ok": QUALITY["strong"]})
+    a, b = _run(capsys, suite, db), _run(capsys, suite, db)
+    with SuiteRunStore(db) as store:
+        store.set_status(b, "cancelled")
+    code, _, err = _cli(capsys, "runs", "compare", a, b, "--store", str(db))
+    assert code == 0, err
+    said = [line.removeprefix("note: ") for line in err.splitlines() if line.startswith("note: ")]
+    assert len(said) == 1, err
+    assert b in said[0], err
+    html = unescape(TestClient(create_app(db)).get(f"/compare?a={a}&b={b}").text)
+    shown = re.findall(r'<li class="unended">(.*?)</li>', html)
+    assert shown == said, html[html.find("<h1>") :][:1500]

@@ -129,3 +129,24 @@ def test_bad_pool_judge_exits_2(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_a_pooled_judgments_file_that_cannot_be_written_fails_before_the_judge(
+    llm_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--out d` where d/bootstrapped_judgments.jsonl is a directory: the check of the reports
+    before the run knew result.json, summary.md and report.html only, so the judge graded the
+    pool, the run was recorded and three reports written before the fourth failed. Exit 2
+    before the run, naming the file, no judge asked."""
+    data, db, out = _dataset(tmp_path), tmp_path / "r.db", tmp_path / "rep"
+    (out / "bootstrapped_judgments.jsonl").mkdir(parents=True)
+    llm_server.respond(_grade)
+    args = ["evaluate", str(data), "-s", "lexical", "-m", "RR@10", "--store", str(db)]
+    args += ["--quiet", "--out", str(out), "--pool-depth", "5", "--pool-judge", "relevance"]
+    assert main(args) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--out {out}: cannot write {out / 'bootstrapped_judgments.jsonl'}" in err, err
+    assert "it is a directory" in err, err
+    assert llm_server.requests == []
+    assert sorted(p.name for p in out.iterdir()) == ["bootstrapped_judgments.jsonl"]
+    assert not db.exists()

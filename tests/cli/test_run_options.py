@@ -541,3 +541,47 @@ def test_demo_writes_its_dataset_into_the_directory_an_earlier_demo_left(
     assert main([*argv, "--no-store"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"cannot write {out / 'result.json'}: it is a directory" in err, err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "demo", "audit"])
+def test_a_junit_file_that_cannot_be_written_fails_before_the_run(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--junit j.xml` where j.xml is read-only: the command ran, recorded the run and wrote
+    its reports, then failed on the XML (exit 2 after the work,
+    as the reports in --out did before they were checked first). Exit 2 before the run."""
+    argv = _commands(tmp_path)[command]
+    xml = tmp_path / "j.xml"
+    xml.write_text("mine")
+    xml.chmod(0o444)
+    db = tmp_path / "r.db"
+    assert main([*argv, "--store", str(db), "--junit", str(xml)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--junit {xml}: cannot write {xml}: it is read-only" in err, err
+    assert not db.exists()
+    assert xml.read_text() == "mine"
+
+
+def test_a_gate_report_that_cannot_be_written_fails_before_the_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gate --markdown g.md` with g.md read-only recorded the verdict, then failed on the
+    summary (exit 2 with the run gated). Exit 2 before, the run not gated."""
+    from memgauge.store.run_pages import RunReader
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "data" / "subjects"))
+    db = str(tmp_path / "r.db")
+    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db, "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+    md = tmp_path / "g.md"
+    md.write_text("mine")
+    md.chmod(0o444)
+    assert main(["gate", run_id, "--store", db, "--no-learn", "--markdown", str(md)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--markdown {md}: cannot write {md}: it is read-only" in err, err
+    reader = RunReader(db)
+    try:
+        assert reader.gate_verdict(run_id) is None
+    finally:
+        reader.close()

@@ -434,3 +434,31 @@ def test_a_run_with_failed_items_and_na_measures_is_counted_as_its_exit_code_say
         assert failure.get("message", "").startswith("value n/a (0 scored")
     (suite,) = junitparser.JUnitXml.fromfile(str(out))
     assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (3, 2, 0, 0)
+
+
+def test_the_gate_s_warnings_are_in_its_junit_as_in_its_json(
+    tmp_path: Path, demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gate's warnings (here: the suite's earlier run did not complete, so nothing is
+    compared) were in the terminal, `--markdown`, `--json` and the viewer, never in the JUnit
+    XML a CI page shows: the suite's `system-out` lists each, in the same words."""
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    db = str(tmp_path / "r.db")
+    argv = ["evaluate", str(demo), "-s", "lexical@sys", "--quiet", "--store", db]
+    for _ in range(2):
+        assert main([*argv, "--out", str(tmp_path / "o")]) == 0
+    with api.open_store(db) as store:
+        earlier, newest = (r["run_id"] for r in reversed(store.list_runs()))
+    with SuiteRunStore(db) as opened:
+        opened.set_status(earlier, "failed")
+    out = tmp_path / "gate.xml"
+    capsys.readouterr()
+    assert main(["gate", newest, "--store", db, "--no-learn", "--junit", str(out), "--json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any(earlier in w for w in warnings), warnings
+    junit(out)  # valid, as CI reads it
+    (suite,) = ET.parse(out).getroot()
+    said = suite.find("system-out")
+    assert said is not None
+    assert (said.text or "").splitlines() == ["Warnings:", *(f"- {w}" for w in warnings)]

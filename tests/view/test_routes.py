@@ -282,6 +282,34 @@ def test_a_run_s_gate_says_what_memgauge_gate_says_beside_its_status(tmp_path: P
     assert re.findall(r"<li>(.*?)</li>", shown[0]) == warnings
 
 
+def test_a_run_s_gate_names_the_earlier_runs_that_did_not_complete(tmp_path: Path) -> None:
+    """The suite's earlier run failed: `memgauge gate` warns that only a completed run counts
+    in the baseline and names it; the run's page, which shows the gate's warnings, said only
+    "No earlier run to compare with" (the warning was `memgauge gate`'s alone)."""
+    from memgauge.store.suite_runs import SuiteRunStore
+
+    items = [
+        {"id": f"q{i}", "input": f"where is box {i}", "expected": f"shelf {i}"} for i in range(3)
+    ]
+    memories = [{"id": f"m{i}", "text": f"box {i} is on shelf {i}"} for i in range(3)]
+    suite = write_recall_suite(tmp_path, items, memories, ["icontains"])
+    db = tmp_path / "r.db"
+    runs = []
+    for _ in range(2):
+        done = run_memgauge("run", str(suite), "--store", str(db), "--json")
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.splitlines()[-1])["run_id"])
+    with SuiteRunStore(db) as store:
+        store.set_status(runs[0], "failed")
+    html = unescape(TestClient(create_app(db)).get(f"/runs/{runs[1]}").text)
+    gated = run_memgauge("gate", runs[1], "--store", str(db), "--no-learn", "--json")
+    warnings = json.loads(gated.stdout.splitlines()[-1])["warnings"]
+    assert any(runs[0] in w for w in warnings), warnings
+    shown = re.findall(r'<ul class="warn" id="gate-warnings">(.*?)</ul>', html, re.S)
+    assert shown, html[html.find('id="gate"') :][:1500]
+    assert re.findall(r"<li>(.*?)</li>", shown[0]) == warnings
+
+
 def test_a_trend_tells_two_runs_of_one_second_apart(viewer_store: ViewerStore) -> None:
     """Two runs stamped with the same second (a fast suite's, back to back): the x labels add
     each run's id end, so each is told apart."""

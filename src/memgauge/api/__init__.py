@@ -181,6 +181,8 @@ if TYPE_CHECKING:
     from memgauge.runs.suite_compare import compare_runs as compare_runs
     from memgauge.runs.suite_compare import measure_deltas as measure_deltas
     from memgauge.runs.suite_compare import reported_means as reported_means
+    from memgauge.runs.suite_compare import unended_note as unended_note
+    from memgauge.runs.suite_compare import unpaired_notes as unpaired_notes
     from memgauge.runs.systems import BENCH_MEASURES as BENCH_MEASURES
     from memgauge.stats.agreement import Calibration as Calibration
     from memgauge.stats.sequential import DEFAULT_GRADUATION as DEFAULT_GRADUATION

@@ -9,7 +9,6 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from memgauge._util.listing import counted
 from memgauge.aggregates.targets import MeasureRef, parse_measure_ref
 from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.records import RunRecord
@@ -19,7 +18,7 @@ from memgauge.store.bundle import bundle_runs
 from memgauge.store.suite_runs import SuiteRunStore
 from memgauge.subjects.learnings import learnings_stored, opened_learnings
 from memgauge.subjects.parse import one_spec
-from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
+from memgauge.track.gate import GateConfig, GateResult, evaluate_gate, with_unended
 from memgauge.track.learning import relevant_learnings
 from memgauge.track.regressions import kinds_of, learn_from
 
@@ -122,8 +121,12 @@ def gate(
         )
         failed = opened.failed_gates(run.suite_name) | failed_there
         result = evaluate_gate(run, history, config, kinds_of(run), failed)
-        if not result.baseline_runs:
-            result = _with_unended(result, opened, run)
+        made_before = [
+            r
+            for r in opened.list_runs(limit=100, suite=run.suite_name)
+            if r["created_at"] < run.created_at
+        ]
+        result = with_unended(result, made_before)
         if learn and any(c.regressed for c in result.checks):
             # before the verdict is recorded: a --learnings or --learn-into that cannot be
             # used is bad input (exit 2), which must leave the run as it was, not gated 'fail'
@@ -133,25 +136,6 @@ def gate(
             result = dataclasses.replace(result, memories=kept)
         opened.mark_gated(run.run_id, result.status)
     return result, sum(m.new for m in result.memories)
-
-
-def _with_unended(result: GateResult, store: SuiteRunStore, run: RunRecord) -> GateResult:
-    """`result` (which has no baseline) warning of the suite's earlier runs that did not
-    complete: "no earlier run to compare with" hid them (only a completed run counts)."""
-    unended = [
-        r
-        for r in store.list_runs(limit=100, suite=run.suite_name)
-        if r["status"] != "completed" and r["created_at"] < run.created_at
-    ]
-    if not unended:
-        return result
-    by = ", ".join(f"{r['run_id']} {r['status']}" for r in unended[:5])
-    more = f" and {len(unended) - 5} more" if len(unended) > 5 else ""
-    said = (
-        f"{counted(len(unended), 'earlier run')} of suite {run.suite_name!r} did not complete"
-        f" ({by}{more}): only a completed run counts in the baseline"
-    )
-    return dataclasses.replace(result, warnings=[*result.warnings, said])
 
 
 def accept_gate(run: str, *, store: Where = None) -> tuple[str, str | None]:

@@ -27,7 +27,13 @@ from memgauge.report import atomic_write_text
 from memgauge.report.shapes_terminal import print_sections
 from memgauge.report.write_path import extraction_report, operations_report
 
-__all__ = ["case_options", "outputs_option", "score_cases"]
+__all__ = ["case_options", "case_report", "outputs_option", "score_cases"]
+
+
+def case_report(kind: str) -> str:
+    """The report `score_cases` writes into --output (`extraction.json`, `operations.json`),
+    as the check of the reports before the run reads it too."""
+    return f"{kind}.json"
 
 
 def outputs_option(about: str) -> Callable[[Command], Command]:
@@ -91,7 +97,9 @@ def score_cases(
     doc = document(report.run, report.items, cases=str(named), **{role: label})
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out_dir / f"{kind}.json", dumps_strict(doc, indent=2, default=str) + "\n")
+        atomic_write_text(
+            out_dir / case_report(kind), dumps_strict(doc, indent=2, default=str) + "\n"
+        )
     out = console(stderr=as_json)
     out.print(f"{title}: {label} on {named.name}", markup=False)
     print_sections(out, report.summary)

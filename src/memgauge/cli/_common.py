@@ -18,7 +18,7 @@ import click
 from click.core import ParameterSource
 
 from memgauge import api
-from memgauge._util.files import sqlite_journals
+from memgauge._util.files import sqlite_journals, write_refusal
 
 if TYPE_CHECKING:
     from click.decorators import FC
@@ -45,6 +45,7 @@ __all__ = [
     "outputs_not_read",
     "print_markdown",
     "refuse_together",
+    "refuse_unwritable",
     "store_option",
     "store_option_with",
 ]
@@ -194,6 +195,17 @@ def _files_read(inputs: Mapping[str, Sequence[Path]]) -> dict[tuple[int, int] | 
                     if (key := _file_key(one)) is not None:
                         read[key] = label
     return read
+
+
+def refuse_unwritable(flag: str, given: Path, target: Path | None = None) -> None:
+    """A UsageError when the file `target` (default `given`) that `flag given` writes is one
+    `atomic_writer` refuses (`write_refusal`: a directory, a read-only file, a SQLite
+    database): said before the command's work (a run recorded, a verdict), not after it."""
+    target = given if target is None else target
+    if (refused := write_refusal(Path(os.path.realpath(target)), target)) is not None:
+        raise click.UsageError(
+            f"{flag} {given}: cannot write {refused.filename}: {refused.strerror}"
+        )
 
 
 def given(param: str) -> bool:

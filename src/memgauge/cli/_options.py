@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,6 @@ from typing import Any
 import click
 
 from memgauge import api
-from memgauge._util.files import write_refusal
 from memgauge._util.numbers import MAX_FAILURE_RATE, MAX_REPEAT
 from memgauge.cli._common import (
     OUT_FILE,
@@ -22,6 +20,7 @@ from memgauge.cli._common import (
     apply_options,
     distinct_outputs,
     outputs_not_read,
+    refuse_unwritable,
     store_option,
 )
 from memgauge.cli._llm import llm_options
@@ -35,7 +34,15 @@ from memgauge.cli._shared_options import (
     retry_failed_option,
 )
 
-__all__ = ["RunArgs", "junit_option", "run_options", "shard_options", "write_reports_files"]
+__all__ = [
+    "POOLED_JUDGMENTS",
+    "REPORT_FILES",
+    "RunArgs",
+    "junit_option",
+    "run_options",
+    "shard_options",
+    "write_reports_files",
+]
 
 #: `--junit FILE`, on every command that evaluates or gates: its verdicts as JUnit XML
 junit_option = click.option(
@@ -143,9 +150,15 @@ class RunArgs:
 Reports = Callable[[dict[str, Any]], Collection[str]]
 
 
+#: the reports `write_reports` writes into the --out directory (evaluate, demo, bench systems)
+REPORT_FILES = ("result.json", "summary.md", "report.html")
+#: and, where the relevance judge graded a pool (evaluate's --pool-judge), its grades
+POOLED_JUDGMENTS = "bootstrapped_judgments.jsonl"
+
+
 def write_reports_files(given: dict[str, Any]) -> Collection[str]:
-    """What `write_reports` writes into the --out directory (evaluate, bench systems)."""
-    return ("result.json", "summary.md", "report.html")
+    """What `write_reports` writes into the --out directory (evaluate, demo, bench systems)."""
+    return (*REPORT_FILES, *([POOLED_JUDGMENTS] if given.get("pool_judge") else []))
 
 
 def _run_args(given: dict[str, Any], reports: Reports) -> RunArgs:
@@ -181,6 +194,8 @@ def _run_args(given: dict[str, Any], reports: Reports) -> RunArgs:
     _junit_apart(junit, given.get("out_dir"), reports(given))
     _reports_apart(given.get("out_dir"), reports(given), given.get("outputs_path"))
     distinct_outputs({"--junit": junit}, store=False if no_store else store)
+    if junit is not None:
+        refuse_unwritable("--junit", junit)
     return RunArgs(options, given.pop("progress"), junit, given.pop("max_failure_rate", None))
 
 
@@ -200,11 +215,7 @@ def _reports_apart(out_dir: Path | None, reports: Collection[str], outputs: Path
     # a report file that cannot be written fails before the run, not after (a name ending in
     # / is a directory the command writes its files into: demo's dataset/)
     for name in (n for n in reports if not n.endswith("/")):
-        target = Path(os.path.realpath(out_dir / name))
-        if (refused := write_refusal(target, out_dir / name)) is not None:
-            raise click.UsageError(
-                f"{flag} {out_dir}: cannot write {refused.filename}: {refused.strerror}"
-            )
+        refuse_unwritable(flag, out_dir, out_dir / name)
 
 
 def _junit_apart(junit: Path | None, out_dir: Path | None, reports: Collection[str]) -> None:

@@ -9,6 +9,7 @@ from rich.console import Console
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.listing import counted
+from memgauge.cli._options import POOLED_JUDGMENTS, REPORT_FILES
 from memgauge.report import (
     RetrievalEvalResult,
     atomic_write_text,
@@ -66,9 +67,7 @@ def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunRep
     """Write result.json, summary.md and report.html (the run drawn by the viewer's templates,
     as `memgauge report` draws it) into `out_dir`; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    json_path = out_dir / "result.json"
-    md_path = out_dir / "summary.md"
-    html_path = out_dir / "report.html"
+    json_path, md_path, html_path = (out_dir / name for name in REPORT_FILES)
     write_json(result, json_path)
     atomic_write_text(
         md_path,
@@ -80,7 +79,7 @@ def write_reports(result: RetrievalEvalResult, out_dir: Path, report: api.RunRep
     judgments = pool_judgments(ir) if ir is not None else None
     if judgments is not None:
         # the judge's grades in the dataset's judgments format, to review and merge back
-        boot = out_dir / "bootstrapped_judgments.jsonl"
+        boot = out_dir / POOLED_JUDGMENTS
         atomic_write_text(
             boot, "".join(dumps_strict(j.model_dump(mode="json")) + "\n" for j in judgments)
         )

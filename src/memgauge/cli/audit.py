@@ -19,13 +19,10 @@ from memgauge.cli._numbers import SEED, integer
 from memgauge.cli._options import RunArgs, run_options
 from memgauge.cli._shared_options import report_dir_option
 from memgauge.errors import UsageError
-from memgauge.report.audit import source_lines, write_audit
+from memgauge.report.audit import AUDIT_FILES, source_lines, write_audit
 from memgauge.report.shapes_terminal import print_sections
 
 __all__ = ["audit"]
-
-#: the file `write_audit` writes into --output for each format
-_FILES = {"json": "results.json", "markdown": "report.md", "memaudit": "memaudit.json"}
 
 
 def _formats(fmt: str) -> list[str]:
@@ -97,7 +94,7 @@ def _formats(fmt: str) -> list[str]:
 )
 @kind_option("probes", "DATASET")
 @run_options(
-    reports=lambda given: [_FILES[f] for f in _formats(given["fmt"])],
+    reports=lambda given: [AUDIT_FILES[f] for f in _formats(given["fmt"])],
     max_failure_rate=AUDIT_MAX_FAILURE_RATE,
 )
 def audit(

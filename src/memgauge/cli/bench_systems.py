@@ -15,7 +15,7 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge.cli._common import EXISTING, FILE, console, distinct_outputs
 from memgauge.cli._evaluation import conclude, running
 from memgauge.cli._numbers import MAX_K, SEED, integer
-from memgauge.cli._options import RunArgs, run_options
+from memgauge.cli._options import REPORT_FILES, RunArgs, run_options
 from memgauge.cli._shared_options import (
     corpus_limit_options,
     measures_option,
@@ -176,11 +176,12 @@ def _write(bench: api.SystemsBench, out_dir: Path, out: Console) -> None:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     report = bench.report
-    paths = {
-        "result.json": dumps_strict(result_doc(bench), sort_keys=True, indent=2) + "\n",
-        "summary.md": run_markdown(report.run) + _skipped_markdown(bench),
-        "report.html": render_run_report(report.run, report.items),
-    }
+    bodies = (
+        dumps_strict(result_doc(bench), sort_keys=True, indent=2) + "\n",
+        run_markdown(report.run) + _skipped_markdown(bench),
+        render_run_report(report.run, report.items),
+    )
+    paths = dict(zip(REPORT_FILES, bodies, strict=True))  # as the check before the run reads
     for name, body in paths.items():
         atomic_write_text(out_dir / name, body)
     out.print("wrote " + ", ".join(str(out_dir / n) for n in paths), highlight=False)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memgauge.cli._cases import case_options, outputs_option, score_cases
+from memgauge.cli._cases import case_options, case_report, outputs_option, score_cases
 from memgauge.cli._common import PATH, choice_option
 from memgauge.cli._kind import kind_option
 from memgauge.cli._numbers import SEED, integer, number
@@ -61,7 +61,7 @@ __all__ = ["extraction"]
 @kind_option("extraction", "CASES")
 @run_options(
     no_targets="Report seed 001's targets without failing on them.",
-    reports=lambda given: ("extraction.json",),  # what case_options' --output receives
+    reports=lambda given: (case_report("extraction"),),
 )
 def extraction(
     cases_path: Path | None,

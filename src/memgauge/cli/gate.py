@@ -18,6 +18,7 @@ from memgauge.cli._common import (
     distinct_outputs,
     json_option,
     print_markdown,
+    refuse_unwritable,
     store_option,
 )
 from memgauge.cli._numbers import integer
@@ -147,6 +148,9 @@ def gate(
         store=store_path,
         inputs={"--baseline": baselines},
     )
+    for flag, path in (("--markdown", md_path), ("--junit", junit)):
+        if path is not None:  # before the verdict is recorded, not after
+            refuse_unwritable(flag, path)
     parsed: dict[str, float] = {}
     for item in overrides:
         name, sep, value = item.partition("=")

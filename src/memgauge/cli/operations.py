@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memgauge.cli._cases import case_options, outputs_option, score_cases
+from memgauge.cli._cases import case_options, case_report, outputs_option, score_cases
 from memgauge.cli._common import PATH
 from memgauge.cli._options import run_options
 
@@ -43,7 +43,7 @@ __all__ = ["operations"]
 @case_options("operations")
 @run_options(
     no_targets="Report seed 000's tier targets without failing on them.",
-    reports=lambda given: ("operations.json",),  # what case_options' --output receives
+    reports=lambda given: (case_report("operations"),),
 )
 def operations(
     cases_path: Path,

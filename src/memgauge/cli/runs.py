@@ -130,34 +130,13 @@ def _load(store: api.SuiteRunStore, given: str) -> dict[str, Any]:
     return view
 
 
-def _unpaired_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Why a row of two runs' comparison has no delta (the JSON's `note`), once per subject,
-    task and reason: the table showed n/a and n 0 without a word."""
-    said: dict[tuple[str, str, str], int] = {}
-    for r in rows:
-        if r["delta"] is None and r.get("note"):
-            key = (str(r["subject"]), str(r["task"]), str(r["note"]))
-            said[key] = said.get(key, 0) + 1
-    return [
-        f"n/a: {subject}/{task} ({counted(n, 'evaluator')}): {note}"
-        for (subject, task, note), n in said.items()
-    ]
-
-
 def _note_unended(store: api.SuiteRunStore, ids: Sequence[str]) -> None:
-    """Say on stderr which of the runs compared has not completed: its numbers are those of
-    the items it recorded (a run still running, or one that failed or was cancelled)."""
+    """Say on stderr which of the runs compared has not completed (`api.unended_note`)."""
     for run_id in ids:
         run = store.get_run(run_id, summary=False)
-        if run is None or run.status == "completed":
-            continue
-        status = "is still running" if run.status in ("queued", "running") else run.status
-        done = len(store.item_records(run_id, detail=False))
-        click.echo(
-            f"note: run {run_id} {status}: compared on the {counted(done, 'item')} it recorded"
-            f" of {run.n_items} (`memgauge runs show {run_id}`)",
-            err=True,
-        )
+        said = None if run is None else api.unended_note(run, store)
+        if said is not None:
+            click.echo(f"note: {said}", err=True)
 
 
 def _state(run: Mapping[str, Any]) -> Text:
@@ -434,7 +413,7 @@ def compare(
     con = console()
     if rows:
         con.print(comparison_table(rows, a, b, **settings))
-        for line in _unpaired_notes(rows):
+        for line in api.unpaired_notes(rows):
             con.print(line, markup=False, highlight=False)
     else:
         con.print(f"runs {a} and {b} share no subject, task and evaluator to compare")

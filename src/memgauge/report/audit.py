@@ -6,7 +6,7 @@ go through `escape.md_text` (no raw HTML, no table broken by a `|` or a line bre
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,14 @@ from memgauge.report.escape import md_text
 from memgauge.report.shapes import Section
 from memgauge.report.shapes_markdown import sections_markdown
 
-__all__ = ["MEMAUDIT_METRICS", "js_timestamp", "memaudit_result", "source_lines", "write_audit"]
+__all__ = [
+    "AUDIT_FILES",
+    "MEMAUDIT_METRICS",
+    "js_timestamp",
+    "memaudit_result",
+    "source_lines",
+    "write_audit",
+]
 
 #: memgauge's metric names -> memaudit's `AuditMetrics` keys (seed 003)
 MEMAUDIT_METRICS = {
@@ -119,23 +126,27 @@ def _markdown(result: Mapping[str, Any], sections: Sequence[Section]) -> str:
     return "\n".join(lines) + "\n" + sections_markdown(sections)
 
 
+#: the file `write_audit` writes into the --output directory for each format (the check of
+#: the reports before the run reads it too)
+AUDIT_FILES = {"json": "results.json", "markdown": "report.md", "memaudit": "memaudit.json"}
+
+
 def write_audit(
     out_dir: Path, result: Mapping[str, Any], formats: Sequence[str], sections: Sequence[Section]
 ) -> list[Path]:
     """Write `results.json`, `report.md` (the run's header, then its `sections`) and/or
-    `memaudit.json` (memaudit's `AuditResult`), atomically; the paths written."""
+    `memaudit.json` (memaudit's `AuditResult`), atomically (`AUDIT_FILES`); the paths
+    written."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    bodies: dict[str, Callable[[], str]] = {
+        "memaudit": lambda: dumps_strict(memaudit_result(result), indent=2, default=str) + "\n",
+        "json": lambda: dumps_strict(result, indent=2, default=str) + "\n",
+        "markdown": lambda: _markdown(result, sections),
+    }
     written = []
-    if "memaudit" in formats:
-        path = out_dir / "memaudit.json"
-        atomic_write_text(path, dumps_strict(memaudit_result(result), indent=2, default=str) + "\n")
-        written.append(path)
-    if "json" in formats:
-        path = out_dir / "results.json"
-        atomic_write_text(path, dumps_strict(result, indent=2, default=str) + "\n")
-        written.append(path)
-    if "markdown" in formats:
-        path = out_dir / "report.md"
-        atomic_write_text(path, _markdown(result, sections))
-        written.append(path)
+    for fmt, body in bodies.items():
+        if fmt in formats:
+            path = out_dir / AUDIT_FILES[fmt]
+            atomic_write_text(path, body())
+            written.append(path)
     return written

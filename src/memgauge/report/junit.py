@@ -11,6 +11,7 @@ The shape is the common subset of the JUnit schemas CI servers accept (the Ant /
     <testcase classname=SUBJECT.TASK name=MEASURE time=0>
       <failure type=... message=...>value vs threshold</failure>   (or <error>, <skipped>)
     </testcase>
+    <system-out>Warnings: ...</system-out>   (a gate's warnings, where it has any)
   </testsuite>
 </testsuites>
 ```
@@ -205,9 +206,11 @@ def junit_xml(
     timestamp: str,
     seconds: float = 0.0,
     properties: Mapping[str, str] | None = None,
+    output: str = "",
 ) -> str:
     """The JUnit XML document of one test suite; `properties` (run id, store, ...) go on the
-    suite, where every schema allows them."""
+    suite, where every schema allows them, and `output` (the gate's warnings) as its
+    `system-out`, after its cases."""
     counts = {o: sum(c.outcome == o for c in cases) for o in ("failure", "error", "skipped")}
     totals = {
         "tests": str(len(cases)),
@@ -236,6 +239,8 @@ def junit_xml(
             ET.SubElement(el, case.outcome, attrs).text = x(case.detail) or None
         elif case.detail:
             ET.SubElement(el, "system-out").text = x(case.detail)
+    if output:
+        ET.SubElement(suite, "system-out").text = x(output)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -269,6 +274,10 @@ def gate_junit(result: GateResult) -> str:
             "status": result.status,
             "baseline_runs": " ".join(result.baseline_runs),
         },
+        # the warnings the terminal, --markdown, --json and the viewer give
+        output="\n".join(["Warnings:", *(f"- {w}" for w in result.warnings)])
+        if result.warnings
+        else "",
     )
 
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypedDict, Unpack
+from typing import Any, Protocol, TypedDict, Unpack
 
 import numpy as np
 
-from memgauge.data.records import ItemRecord, MeasureValue, RunSummary
+from memgauge._util.listing import counted
+from memgauge.data.records import ItemRecord, MeasureValue, RunRecord, RunSummary
 from memgauge.stats import (
     Correction,
     Family,
@@ -44,6 +45,8 @@ __all__ = [
     "measure_deltas",
     "reported_means",
     "system_measures",
+    "unended_note",
+    "unpaired_notes",
 ]
 
 Key = tuple[str, str, str]
@@ -373,6 +376,39 @@ def compare_measures(
             }
         )
     return rows
+
+
+class _Items(Protocol):
+    def item_records(self, run_id: str, *, detail: bool = ...) -> Sequence[ItemRecord]: ...
+
+
+def unended_note(run: RunRecord, store: _Items) -> str | None:
+    """That `run`, one of two compared, has not completed (None when it has): its numbers are
+    those of the items it recorded (a run still running, or one that failed or was
+    cancelled). `runs compare` says it on stderr, the viewer's compare page above its table."""
+    if run.status == "completed":
+        return None
+    status = "is still running" if run.status in ("queued", "running") else run.status
+    done = len(store.item_records(run.run_id, detail=False))
+    return (
+        f"run {run.run_id} {status}: compared on the {counted(done, 'item')} it recorded"
+        f" of {run.n_items} (`memgauge runs show {run.run_id}`)"
+    )
+
+
+def unpaired_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why a row of two runs' comparison has no delta (the JSON's `note`), once per subject,
+    task and reason: `runs compare`'s table and the viewer's compare page showed n/a and n 0
+    without a word; each says these lines under it."""
+    said: dict[tuple[str, str, str], int] = {}
+    for r in rows:
+        if r["delta"] is None and r.get("note"):
+            key = (str(r["subject"]), str(r["task"]), str(r["note"]))
+            said[key] = said.get(key, 0) + 1
+    return [
+        f"n/a: {subject}/{task} ({counted(n, 'evaluator')}): {note}"
+        for (subject, task, note), n in said.items()
+    ]
 
 
 def _unpaired_note(mean_a: float | None, mean_b: float | None) -> str:

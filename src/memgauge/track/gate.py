@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from memgauge._util.listing import counted
@@ -71,6 +71,7 @@ __all__ = [
     "evaluate_gate",
     "metric_key",
     "sparkline",
+    "with_unended",
 ]
 
 EXACT_EVALUATORS = frozenset({"exact", "contains", "icontains", "regex"})
@@ -555,6 +556,23 @@ def evaluate_gate(
         excluded=[r.run_id for r in history if r.run_id in excluded],
         warnings=warnings,
     )
+
+
+def with_unended(result: GateResult, earlier: Sequence[Mapping[str, Any]]) -> GateResult:
+    """`result`, when it has no baseline, warning of its suite's earlier runs that did not
+    complete (`earlier`: the runs made before it, newest first, each with its `run_id` and
+    `status`): "no earlier run to compare with" hid them (only a completed run counts).
+    `memgauge gate` and the viewer's run page say it in these words."""
+    unended = [r for r in earlier if r["status"] != "completed"]
+    if result.baseline_runs or not unended:
+        return result
+    by = ", ".join(f"{r['run_id']} {r['status']}" for r in unended[:5])
+    more = f" and {len(unended) - 5} more" if len(unended) > 5 else ""
+    said = (
+        f"{counted(len(unended), 'earlier run')} of suite {result.suite!r} did not complete"
+        f" ({by}{more}): only a completed run counts in the baseline"
+    )
+    return replace(result, warnings=[*result.warnings, said])
 
 
 _BLOCKS = "▁▂▃▄▅▆▇█"

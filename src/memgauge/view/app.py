@@ -40,6 +40,7 @@ from memgauge.data.records import repeat_id
 from memgauge.errors import UnavailableError, UsageError
 from memgauge.optimize import find_study
 from memgauge.runs.run_comparison import Comparison
+from memgauge.runs.suite_compare import unended_note
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.run_pages import SHOWS, SORTS, ItemQuery, RunReader
 from memgauge.store.shadow import ShadowStore
@@ -322,6 +323,8 @@ class _Views:
             context = compare_page(
                 run_a, run_b, comparison, reader.subjects(a_id), reader.subjects(b_id)
             )
+            # a run not completed, as `runs compare` says it
+            context["unended"] = [n for r in (run_a, run_b) if (n := unended_note(r, reader))]
         return _page(render("compare.html", c=context, **self._base(request)))
 
     async def trends(self, request: Request) -> Response:

@@ -23,7 +23,7 @@ from memgauge.runs.run_comparison import (
     Comparison,
     compared,
 )
-from memgauge.runs.suite_compare import Measures, reported_means
+from memgauge.runs.suite_compare import Measures, reported_means, unpaired_notes
 from memgauge.store.run_pages import VerdictPair
 from memgauge.track.gate import GateConfig, evaluate_gate
 from memgauge.track.history import metric_series
@@ -118,11 +118,13 @@ def compare_page(
     when B was recorded, or `comparison_on_request`); the spec changes."""
     tasks_a = {t.get("name"): t for t in run_a.suite.get("tasks", [])}
     tasks_b = {t.get("name"): t for t in run_b.suite.get("tasks", [])}
+    # each run's mean as it reports it, where a row pairs every item that run scored
+    rows = reported_means(comparison.rows, run_a.summary, run_b.summary)
     return {
         "a": run_a,
         "b": run_b,
-        # each run's mean as it reports it, where a row pairs every item that run scored
-        "rows": reported_means(comparison.rows, run_a.summary, run_b.summary),
+        "rows": rows,
+        "unpaired": unpaired_notes(rows),  # why a row has no delta, as `runs compare` says
         "changed": comparison.changed,
         "n_changed": comparison.n_changed,
         "subject_changes": spec_changes(subjects_a, subjects_b),

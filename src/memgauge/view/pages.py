@@ -31,7 +31,7 @@ from memgauge.report.fmt import conventions_lines, fmt_ci, fmt_num
 from memgauge.report.liveness import liveness
 from memgauge.report.shapes import Section, cell_text, grid, sections
 from memgauge.store.run_pages import ItemRow
-from memgauge.track.gate import GateConfig, GateResult, evaluate_gate
+from memgauge.track.gate import GateConfig, GateResult, evaluate_gate, with_unended
 from memgauge.track.regressions import kinds_of
 from memgauge.view import charts
 
@@ -283,6 +283,7 @@ def run_page(
     if run.status == "completed" and run.summary is not None and run.kind != "optimize":
         earlier = [r for r in history() if r.created_at < run.created_at]
         gate = evaluate_gate(run, earlier, GateConfig(), kinds_of(run), excluded())
+        gate = with_unended(gate, others)  # as `memgauge gate` warns
     page = RunPage(
         run=run,
         summary=summary,
