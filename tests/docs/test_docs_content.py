@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.docs.blocks import ROOT, Block, read_blocks
+from tests.helpers import cli_output
 
 from memgauge.data.io import FILES
 from memgauge.data.models import EvalQuery, Judgment, Memory, SessionContext
@@ -132,3 +133,21 @@ def test_the_readme_lists_every_field_of_a_datasets_records() -> None:
     }
     for kind, names in fields.items():
         assert names - listed[kind] == set(), kind
+
+
+def test_the_sample_size_the_readme_and_help_state_is_the_one_computed() -> None:
+    """The README's row and `sample-size --help` said "about 72" (seed 002's figure) for the
+    defaults, and the help called it the normal approximation; the command prints 73 (paired
+    t) and 71 (normal approximation)."""
+    printed = cli_output(["sample-size"])
+    found = re.search(r": (\d+) queries \(paired t; normal approximation (\d+)\)", printed)
+    assert found, printed
+    paired, normal = found[1], found[2]
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `memgauge sample-size")
+    )
+    assert f"{paired} for the defaults (paired t; its normal approximation {normal};" in row
+    helped = " ".join(cli_output(["sample-size", "--help"]).split())
+    assert f"the paired t gives {paired} and its normal approximation {normal}" in helped
