@@ -151,3 +151,14 @@ def test_the_sample_size_the_readme_and_help_state_is_the_one_computed() -> None
     assert f"{paired} for the defaults (paired t; its normal approximation {normal};" in row
     helped = " ".join(cli_output(["sample-size", "--help"]).split())
     assert f"the paired t gives {paired} and its normal approximation {normal}" in helped
+
+
+def test_the_readme_gates_the_demos_run_by_its_id() -> None:
+    """The README said the demo's run is where "`memgauge runs list`, `gate` and `history demo`
+    find it", which reads as `gate demo`: exit 2, "no run 'demo'" (gate takes a run id or a
+    suite file; only history takes a suite's name)."""
+    section = " ".join(_section("README.md", "## What the demo does").split())
+    assert "`gate` and `history demo` find it" not in section
+    assert "`gate RUN_ID` gates it" in section
+    helped = " ".join(cli_output(["gate", "--help"]).split())
+    assert "Gate a run (an id, or a suite file:" in helped
