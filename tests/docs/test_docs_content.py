@@ -5,6 +5,7 @@ stays short, and the README's prose names what the code reads."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from tests.helpers import cli_output
 from memgauge.data.io import FILES
 from memgauge.data.models import EvalQuery, Judgment, Memory, SessionContext
 from memgauge.metrics.agent import DEFAULT_AGENT_K
+from memgauge.runs.distribute import SHARD_ATTEMPTS
+from memgauge.runs.shards import Shard
 from memgauge.subjects.python_import import SEARCH_CONTRACT
 
 
@@ -162,3 +165,13 @@ def test_the_readme_gates_the_demos_run_by_its_id() -> None:
     assert "`gate RUN_ID` gates it" in section
     helped = " ".join(cli_output(["gate", "--help"]).split())
     assert "Gate a run (an id, or a suite file:" in helped
+
+
+def test_the_readme_counts_a_shards_tries_as_the_driver_does() -> None:
+    """README said a shard whose worker died "is run again, up to 3 times": the driver tries a
+    shard SHARD_ATTEMPTS (3) times in all, the first included (its attempt starts at 1)."""
+    section = " ".join(_section("README.md", "## Suites and runs").split())
+    assert f"({SHARD_ATTEMPTS} tries in all)" in section
+    assert {1: "once", 2: "twice"}[SHARD_ATTEMPTS - 1] + " at most" in section
+    (attempt,) = [f for f in dataclasses.fields(Shard) if f.name == "attempt"]
+    assert attempt.default == 1
