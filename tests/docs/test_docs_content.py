@@ -19,6 +19,7 @@ from memgauge.data.io import FILES
 from memgauge.data.models import EvalQuery, Judgment, Memory, SessionContext
 from memgauge.metrics.agent import DEFAULT_AGENT_K
 from memgauge.runs.distribute import SHARD_ATTEMPTS
+from memgauge.runs.engine import RUN_KINDS
 from memgauge.runs.shards import Shard
 from memgauge.subjects.python_import import SEARCH_CONTRACT
 
@@ -185,3 +186,19 @@ def test_every_docs_page_is_in_the_sites_navigation() -> None:
     listed = {page for entry in nav for page in entry.values()}
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     assert pages - listed == set()
+
+
+def test_runs_list_and_the_readme_name_every_kind_of_run() -> None:
+    """`runs list --help` and the README named six kinds; `runs list` also shows
+    `bench-systems` (memgauge bench systems) and `optimize` (an optimization's candidates)."""
+    kinds = [*RUN_KINDS, "optimize"]
+    helped = " ".join(cli_output(["runs", "list", "--help"]).split())
+    said = helped[helped.index("(kind: ") : helped.index(")", helped.index("(kind: "))]
+    assert [k for k in kinds if not re.search(rf"\b{k}\b", said)] == []
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `memgauge runs list")
+    )
+    said = row[row.index("`list` gives each run's kind") :].split(");", 1)[0]
+    assert [k for k in kinds if f"`{k}`" not in said] == []
