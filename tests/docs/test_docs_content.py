@@ -6,6 +6,7 @@ stays short, and the README's prose names what the code reads."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 import sys
@@ -202,3 +203,20 @@ def test_runs_list_and_the_readme_name_every_kind_of_run() -> None:
     )
     said = row[row.index("`list` gives each run's kind") :].split(");", 1)[0]
     assert [k for k in kinds if f"`{k}`" not in said] == []
+
+
+def test_the_readme_gives_the_keys_of_metrics_json() -> None:
+    """The README's row said `--json` prints `{"aggregate", "per_query", "counts", "config"}`;
+    `per_query` is there only with `-q`."""
+    data = ROOT / "tests" / "data" / "trec_eval"
+    argv = ["metrics", str(data / "qrels.test"), str(data / "results.test"), "-m", "P@5", "--json"]
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `memgauge metrics QRELS RUN -m")
+    )
+    found = re.search(r"`--json` prints `\{([^}]*)\}`, and `\"(\w+)\"` with `-q`", row)
+    assert found, "the README no longer says what metrics --json prints"
+    always = set(re.findall(r'"(\w+)"', found[1]))
+    assert set(json.loads(cli_output(argv))) == always
+    assert set(json.loads(cli_output([*argv, "-q"]))) == always | {found[2]}
