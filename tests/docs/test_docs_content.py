@@ -16,8 +16,10 @@ import yaml
 from tests.docs.blocks import ROOT, Block, read_blocks
 from tests.helpers import cli_output
 
+from memgauge.api import CONVENTIONS
 from memgauge.data.io import FILES
 from memgauge.data.models import EvalQuery, Judgment, Memory, SessionContext
+from memgauge.metrics import MetricConfig
 from memgauge.metrics.agent import DEFAULT_AGENT_K
 from memgauge.runs.distribute import SHARD_ATTEMPTS
 from memgauge.runs.engine import RUN_KINDS
@@ -220,3 +222,13 @@ def test_the_readme_gives_the_keys_of_metrics_json() -> None:
     always = set(re.findall(r'"(\w+)"', found[1]))
     assert set(json.loads(cli_output(argv))) == always
     assert set(json.loads(cli_output([*argv, "-q"]))) == always | {found[2]}
+
+
+def test_the_readmes_trec_eval_config_is_the_presets() -> None:
+    """The README gave `MetricConfig(rel_threshold=1, gain="linear")` as trec_eval's
+    conventions: it scores a judged query absent from the run 0, where trec_eval (and
+    `--conventions trec_eval`) leaves it out of the mean."""
+    section = " ".join(_section("README.md", "## Python API").split())
+    found = re.search(r"`(MetricConfig\([^`]*\))`, gives trec_eval's conventions", section)
+    assert found, "the README no longer gives trec_eval's MetricConfig"
+    assert eval(found[1], {"MetricConfig": MetricConfig}) == CONVENTIONS["trec_eval"]
