@@ -232,3 +232,19 @@ def test_the_readmes_trec_eval_config_is_the_presets() -> None:
     found = re.search(r"`(MetricConfig\([^`]*\))`, gives trec_eval's conventions", section)
     assert found, "the README no longer gives trec_eval's MetricConfig"
     assert eval(found[1], {"MetricConfig": MetricConfig}) == CONVENTIONS["trec_eval"]
+
+
+def test_the_commands_page_does_not_say_the_readme_lists_every_option() -> None:
+    """commands.md said `--help` gives every option and "the README's table lists them too";
+    the table gives each command's main options (evaluate's --pool-depth, --agent-k, health's
+    --logs and many more are only in --help)."""
+    text = " ".join((ROOT / "docs" / "commands.md").read_text(encoding="utf-8").split())
+    assert "the README's table lists them too" not in text
+    assert "the README's table lists each command with its main ones" in text
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `memgauge evaluate DATASET -s")
+    )
+    assert "--pool-depth" in cli_output(["evaluate", "--help"])
+    assert "--pool-depth" not in row
