@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,14 @@ def test_every_schema_kind_is_a_valid_json_schema(capsys: pytest.CaptureFixture[
     for kind in SCHEMA_KINDS:
         assert main(["schema", kind]) == 0
         jsonschema.Draft202012Validator.check_schema(json.loads(capsys.readouterr().out))
+
+
+def test_schemas_help_lists_every_kind_it_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    """`schema --help`'s "Kinds:" left out trace, pairs and vectors, which it takes."""
+    assert main(["schema", "--help"]) == 0
+    helped = " ".join(capsys.readouterr().out.split())
+    listed = helped[helped.index("Kinds: ") : helped.index(". The suite and subject")]
+    assert set(SCHEMA_KINDS) - set(re.findall(r"[a-z]+(?= \(|,|$)", listed)) == set()
 
 
 @pytest.mark.parametrize(

@@ -342,3 +342,14 @@ def test_with_repeats_the_ranking_ranks_on_the_number_the_rows_show(
         row = rows[(name, "nDCG@10")]
         assert ranked[name]["value"] == row["mean"]
         assert ranked[name]["ci"] == [row["ci_low"], row["ci_high"]]
+
+
+def test_the_default_measures_are_each_named_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench systems --help` gave "default: nDCG@10 Recall@10 RR@5 RR@10 nDCG@5 nDCG@10
+    nDCG@20 Recall@5 Recall@10": the ranking measures, then evaluate's list again."""
+    assert main(["bench", "systems", "--help"]) == 0
+    helped = " ".join(capsys.readouterr().out.split())
+    listed = helped.split("ranks the systems (default: ", 1)[1].split(")", 1)[0].split()
+    assert listed[:2] == ["nDCG@10", "Recall@10"]
+    assert len(listed) == len(set(listed))
+    assert listed == list(api.BENCH_MEASURES)

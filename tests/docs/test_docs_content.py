@@ -5,16 +5,25 @@ stays short, and the README's prose names what the code reads."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import yaml
 from tests.docs.blocks import ROOT, Block, read_blocks
+from tests.helpers import cli_output
 
+from memgauge.api import CONVENTIONS
 from memgauge.data.io import FILES
 from memgauge.data.models import EvalQuery, Judgment, Memory, SessionContext
+from memgauge.metrics import MetricConfig
 from memgauge.metrics.agent import DEFAULT_AGENT_K
+from memgauge.runs.distribute import SHARD_ATTEMPTS
+from memgauge.runs.engine import RUN_KINDS
+from memgauge.runs.shards import Shard
 from memgauge.subjects.python_import import SEARCH_CONTRACT
 
 
@@ -132,3 +141,110 @@ def test_the_readme_lists_every_field_of_a_datasets_records() -> None:
     }
     for kind, names in fields.items():
         assert names - listed[kind] == set(), kind
+
+
+def test_the_sample_size_the_readme_and_help_state_is_the_one_computed() -> None:
+    """The README's row and `sample-size --help` said "about 72" (seed 002's figure) for the
+    defaults, and the help called it the normal approximation; the command prints 73 (paired
+    t) and 71 (normal approximation)."""
+    printed = cli_output(["sample-size"])
+    found = re.search(r": (\d+) queries \(paired t; normal approximation (\d+)\)", printed)
+    assert found, printed
+    paired, normal = found[1], found[2]
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `memgauge sample-size")
+    )
+    assert f"{paired} for the defaults (paired t; its normal approximation {normal};" in row
+    helped = " ".join(cli_output(["sample-size", "--help"]).split())
+    assert f"the paired t gives {paired} and its normal approximation {normal}" in helped
+
+
+def test_the_readme_gates_the_demos_run_by_its_id() -> None:
+    """The README said the demo's run is where "`memgauge runs list`, `gate` and `history demo`
+    find it", which reads as `gate demo`: exit 2, "no run 'demo'" (gate takes a run id or a
+    suite file; only history takes a suite's name)."""
+    section = " ".join(_section("README.md", "## What the demo does").split())
+    assert "`gate` and `history demo` find it" not in section
+    assert "`gate RUN_ID` gates it" in section
+    helped = " ".join(cli_output(["gate", "--help"]).split())
+    assert "Gate a run (an id, or a suite file:" in helped
+
+
+def test_the_readme_counts_a_shards_tries_as_the_driver_does() -> None:
+    """README said a shard whose worker died "is run again, up to 3 times": the driver tries a
+    shard SHARD_ATTEMPTS (3) times in all, the first included (its attempt starts at 1)."""
+    section = " ".join(_section("README.md", "## Suites and runs").split())
+    assert f"({SHARD_ATTEMPTS} tries in all)" in section
+    assert {1: "once", 2: "twice"}[SHARD_ATTEMPTS - 1] + " at most" in section
+    (attempt,) = [f for f in dataclasses.fields(Shard) if f.name == "attempt"]
+    assert attempt.default == 1
+
+
+def test_every_docs_page_is_in_the_sites_navigation() -> None:
+    """docs/review.md (linked from the README and commands.md) was left out of mkdocs.yml's
+    nav: the site built, with the page reachable from no menu."""
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    listed = {page for entry in nav for page in entry.values()}
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert pages - listed == set()
+
+
+def test_runs_list_and_the_readme_name_every_kind_of_run() -> None:
+    """`runs list --help` and the README named six kinds; `runs list` also shows
+    `bench-systems` (memgauge bench systems) and `optimize` (an optimization's candidates)."""
+    kinds = [*RUN_KINDS, "optimize"]
+    helped = " ".join(cli_output(["runs", "list", "--help"]).split())
+    said = helped[helped.index("(kind: ") : helped.index(")", helped.index("(kind: "))]
+    assert [k for k in kinds if not re.search(rf"\b{k}\b", said)] == []
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `memgauge runs list")
+    )
+    said = row[row.index("`list` gives each run's kind") :].split(");", 1)[0]
+    assert [k for k in kinds if f"`{k}`" not in said] == []
+
+
+def test_the_readme_gives_the_keys_of_metrics_json() -> None:
+    """The README's row said `--json` prints `{"aggregate", "per_query", "counts", "config"}`;
+    `per_query` is there only with `-q`."""
+    data = ROOT / "tests" / "data" / "trec_eval"
+    argv = ["metrics", str(data / "qrels.test"), str(data / "results.test"), "-m", "P@5", "--json"]
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `memgauge metrics QRELS RUN -m")
+    )
+    found = re.search(r"`--json` prints `\{([^}]*)\}`, and `\"(\w+)\"` with `-q`", row)
+    assert found, "the README no longer says what metrics --json prints"
+    always = set(re.findall(r'"(\w+)"', found[1]))
+    assert set(json.loads(cli_output(argv))) == always
+    assert set(json.loads(cli_output([*argv, "-q"]))) == always | {found[2]}
+
+
+def test_the_readmes_trec_eval_config_is_the_presets() -> None:
+    """The README gave `MetricConfig(rel_threshold=1, gain="linear")` as trec_eval's
+    conventions: it scores a judged query absent from the run 0, where trec_eval (and
+    `--conventions trec_eval`) leaves it out of the mean."""
+    section = " ".join(_section("README.md", "## Python API").split())
+    found = re.search(r"`(MetricConfig\([^`]*\))`, gives trec_eval's conventions", section)
+    assert found, "the README no longer gives trec_eval's MetricConfig"
+    assert eval(found[1], {"MetricConfig": MetricConfig}) == CONVENTIONS["trec_eval"]
+
+
+def test_the_commands_page_does_not_say_the_readme_lists_every_option() -> None:
+    """commands.md said `--help` gives every option and "the README's table lists them too";
+    the table gives each command's main options (evaluate's --pool-depth, --agent-k, health's
+    --logs and many more are only in --help)."""
+    text = " ".join((ROOT / "docs" / "commands.md").read_text(encoding="utf-8").split())
+    assert "the README's table lists them too" not in text
+    assert "the README's table lists each command with its main ones" in text
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `memgauge evaluate DATASET -s")
+    )
+    assert "--pool-depth" in cli_output(["evaluate", "--help"])
+    assert "--pool-depth" not in row

@@ -228,7 +228,8 @@ def test_export_with_no_graded_hits_says_so_and_writes_nothing(
     _out(argv, code=2)
     err = capsys.readouterr().err
     assert "no graded hits to export" in err
-    assert ("reviewer 'carol'" in err) == bool(who)
+    # it read "no graded hits to export reviewer 'carol': ..."
+    assert ("no graded hits to export (of reviewer 'carol'): " in err) == bool(who)
     assert not out.exists()
     assert "Traceback" not in err
 

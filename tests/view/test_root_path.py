@@ -176,3 +176,14 @@ def test_a_trailing_slash_redirect_never_leaves_the_viewer(db: Path, root: str) 
         r = client.get("http://testserver" + sent)  # the path as sent, not another host
         assert r.status_code == 307, sent
         assert r.headers["location"] == f"{root}/evil.example", sent
+
+
+@pytest.mark.parametrize("root", ["", ROOT])
+def test_runs_is_the_runs_list_not_a_redirect_loop(db: Path, root: str) -> None:
+    """`/runs` was sent to `/runs/` (the run pages' route) and `/runs/` back to `/runs`, with
+    no end: a browser gave up with "too many redirects"."""
+    client = TestClient(create_app(db, root=root), follow_redirects=False)
+    r = client.get(f"{root}/runs?status=completed")
+    assert r.status_code == 200
+    assert r.text == client.get(f"{root}/?status=completed").text
+    assert client.get(f"{root}/runs/").headers["location"] == f"{root}/runs"

@@ -90,9 +90,10 @@ def export_cmd(
     if not rows:
         # an empty judgments file is one `memgauge validate` and every dataset refuse: bad
         # input (the wrong store, run or reviewer, or nothing graded yet), nothing written
-        chosen = "".join(
-            f" {name} {value!r}" for name, value in (("run", run), ("reviewer", reviewer)) if value
+        chosen = ", ".join(
+            f"{name} {value!r}" for name, value in (("run", run), ("reviewer", reviewer)) if value
         )
+        chosen = f" (of {chosen})" if chosen else ""
         raise UsageError(
             f"no graded hits to export{chosen}: grade hits with `memgauge view --review`"
             " first, or check --store, --run and --reviewer; nothing was written"

@@ -82,7 +82,8 @@ def upgrade(store_path: str | None) -> None:
 @json_option("Print JSON.")
 def list_(store_path: str | None, suite: str | None, limit: int, as_json: bool) -> None:
     """The newest suite runs first, with what started each (kind: suite for `memgauge run`,
-    evaluate, demo, extraction, operations, audit)."""
+    else the command: evaluate, demo, extraction, operations, audit, bench-systems; optimize
+    for the candidate runs of `memgauge optimize`)."""
     with open_suite_store(store_path) as store:
         rows = store.list_runs(limit, suite)
         for row in rows:

@@ -21,7 +21,8 @@ def schema(kind: str, out: Path | None) -> None:
     """Write the JSON Schema of KIND files (default: suite files).
 
     Kinds: suite, subject (a subject spec file), bundle (a retrieval dataset), conversations,
-    memories, queries, judgments, equivalence, chains, items, labels, extraction, operations.
+    memories, queries, judgments, equivalence, chains, items, labels, extraction, operations,
+    trace, pairs, vectors.
     The suite and subject schemas carry every installed component's arguments (subject kinds,
     evaluators, aggregates; plug-ins' too). Point your editor at one (for VS Code's YAML
     extension: `# yaml-language-server: $schema=memgauge-suite.schema.json` at the top of the

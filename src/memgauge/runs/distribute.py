@@ -14,7 +14,7 @@ process could have run it (at the end of a run it would wait on that worker inst
 that costs nothing to open (a running cluster, an executor given) takes every shard.
 
 A shard whose worker died (a process pool broken by a killed process, a Dask worker lost for
-good, a connection dropped) is submitted again, up to `SHARD_ATTEMPTS` times; a process pool
+good, a connection dropped) is submitted again, `SHARD_ATTEMPTS` tries in all; a process pool
 broken by it is opened again first. Its items were never recorded (a shard's records come back
 all at once), and a record already recorded in this attempt is never recorded again, so nothing
 is recorded twice. A `MemgaugeError` from a worker (its dataset differs) stops the run.

@@ -424,6 +424,7 @@ def _lanes(
 _NO_OPTIONS = RunOptions()
 
 # what may start a run, as `runs list` shows it: `suite` for `memgauge run`, then the commands
+# (and `optimize`, which the optimizer gives its candidates' runs, not a kind to ask for)
 RUN_KINDS = ("suite", "evaluate", "demo", "extraction", "operations", "audit", "bench-systems")
 
 

@@ -555,6 +555,9 @@ def create_app(
     views = _Views(url, nav=[*NAV, ("Review", "/review")] if review else None)
     pages = {
         "/": views.runs,
+        # the list at /runs too: without it Starlette sent /runs to /runs/ (the run pages'
+        # route), which the root's trailing-slash rule sent back to /runs, without end
+        "/runs": views.runs,
         "/runs/{rest:path}": views.run_pages,
         "/compare": views.compare,
         "/trends": views.trends,
