@@ -472,3 +472,17 @@ def test_write_path_subject_names_its_keywords(tmp_path: Path) -> None:
         api.write_path_subject("decider", None, missing)
     with pytest.raises(memgauge.UsageError, match=r"^spec: unknown kind 'nope'"):
         api.write_path_subject("decider", "{nope: {}}", None)
+
+
+def test_import_dataset_takes_paths_as_text_and_names_a_wrong_one(tmp_path: Path) -> None:
+    """`api.import_dataset("memaudit", "d.json", "out")`, str paths as the other functions
+    take them, was "'str' object has no attribute 'is_dir'"; a number for a path is a
+    TypeError naming its keyword."""
+    src = ROOT / "tests/data/memaudit/fixture-dataset.json"
+    imported = api.import_dataset("memaudit", str(src), str(tmp_path / "m"))
+    assert (tmp_path / "m" / "conversations.json").is_file()
+    assert imported.files[-1] == tmp_path / "m" / "import_report.json"
+    with pytest.raises(TypeError, match=r"^out_dir takes a path, got int 3$"):
+        api.import_dataset("memaudit", str(src), 3)  # type: ignore[arg-type]
+    with pytest.raises(memgauge.UsageError, match=r"^src '': give a path$"):
+        api.import_dataset("memaudit", "", tmp_path)

@@ -12,7 +12,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.listing import counted
 from memgauge.data.detect import KINDS, also_fits, detect_kind
-from memgauge.errors import DataError, Problem, UsageError, argument
+from memgauge.errors import DataError, Problem, UsageError, argument, check_path
 
 if TYPE_CHECKING:
     from memgauge.data.importers import BeirGrades, ImportReport
@@ -42,8 +42,8 @@ class Imported:
 
 def import_dataset(
     kind: Literal["locomo", "longmemeval", "memaudit", "beir", "csv-items"],
-    src: Path,
-    out_dir: Path,
+    src: str | Path,
+    out_dir: str | Path,
     *,
     granularity: Literal["turn", "session"] = "turn",
     protocol: Literal["paper", "all-turns"] = "paper",
@@ -65,6 +65,9 @@ def import_dataset(
     from memgauge.data.io import FILES, save_conversations, save_retrieval_dataset
     from memgauge.data.jsonio import write_jsonl
 
+    check_path("src", src)
+    check_path("out_dir", out_dir)
+    src, out_dir = Path(src), Path(out_dir)
     if kind == "beir" and not src.is_dir():
         raise DataError(Problem(str(src), None, None, "a BEIR dataset is a directory"))
     if kind != "beir" and src.is_dir():
