@@ -486,3 +486,16 @@ def test_import_dataset_takes_paths_as_text_and_names_a_wrong_one(tmp_path: Path
         api.import_dataset("memaudit", str(src), 3)  # type: ignore[arg-type]
     with pytest.raises(memgauge.UsageError, match=r"^src '': give a path$"):
         api.import_dataset("memaudit", "", tmp_path)
+
+
+def test_an_import_over_its_own_file_names_the_keyword_from_python(tmp_path: Path) -> None:
+    """`api.import_dataset("memaudit", "d/conversations.json", "d")` was refused with "--out d
+    would replace ...: give another --out", a flag Python has not."""
+    src = tmp_path / "conversations.json"
+    src.write_bytes((ROOT / "tests/data/memaudit/fixture-dataset.json").read_bytes())
+    with pytest.raises(memgauge.DataError) as refused:
+        api.import_dataset("memaudit", src, tmp_path)
+    said = str(refused.value)
+    assert f"out_dir={tmp_path} would replace {src} with the import" in said, said
+    assert said.endswith("give another out_dir"), said
+    assert "--out" not in said

@@ -127,8 +127,9 @@ def refuse_replacing_src(src: Path, out_dir: Path, names: Sequence[str], what: s
                     str(src),
                     None,
                     None,
-                    f"--out {out_dir} would replace {target} with {what}, and it is what"
-                    f" {what} reads: give another --out",
+                    f"{argument('out_dir', out_dir, flag='--out')} would replace {target} with"
+                    f" {what}, and it is what {what} reads: give another"
+                    f" {argument('out_dir', flag='--out')}",
                 )
             )
 
