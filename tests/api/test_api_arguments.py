@@ -499,3 +499,34 @@ def test_an_import_over_its_own_file_names_the_keyword_from_python(tmp_path: Pat
     assert f"out_dir={tmp_path} would replace {src} with the import" in said, said
     assert said.endswith("give another out_dir"), said
     assert "--out" not in said
+
+
+def test_the_functions_that_take_a_path_take_it_as_text(tmp_path: Path) -> None:
+    """A str where these took a Path ("tests/data/operations/cases.json", as load_dataset and
+    run_suite take one) was "'str' object has no attribute 'resolve'" (or 'is_file',
+    'parent', "unsupported operand type(s) for /"); a number is a TypeError naming the
+    keyword."""
+    from memgauge.metrics import MetricConfig, parse_measure
+
+    data = ROOT / "tests/data"
+    reference: dict[str, Any] = {"reference": {}}
+    memaudit = str(data / "memaudit/fixture-dataset.json")
+    assert api.audit_suite(memaudit, reference, "exact", name="a").tasks
+    assert api.plan_audit(memaudit, agent="extractive", scoring="offline").suite.tasks
+    assert api.operations_suite(str(data / "operations/cases.json"), reference).tasks
+    cases, trace = str(data / "extraction/cases.json"), str(data / "extraction/trace.jsonl")
+    assert api.extraction_suite(cases, reference, trace=trace).tasks
+    qrels, run = str(data / "good/qrels.txt"), str(data / "good/run.txt")
+    evaluations, _ = api.compare_trec_runs(qrels, [run], [parse_measure("RR")], MetricConfig())
+    assert evaluations[0].per_query
+    assert api.write_path_subject("extractor", None, trace)[0]["recorded"]
+    api.write_judgments([{"query_id": "q", "memory_id": "m", "grade": 1}], str(tmp_path / "j"))
+    assert (tmp_path / "j").read_text(encoding="utf-8").strip()
+    suite = ROOT / "tests/data/good/suite.yaml"
+    assert memgauge.run_suite(suite, base=str(suite.parent), store=False).summary.n_items > 0
+    with pytest.raises(TypeError, match=r"^runs takes a list of paths, got str"):
+        api.compare_trec_runs(qrels, run, [parse_measure("RR")], MetricConfig())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^cases takes a path, got int 1$"):
+        api.operations_suite(1, reference)  # type: ignore[arg-type]
+    with pytest.raises(memgauge.UsageError, match=r"^recorded '': give a path$"):
+        api.write_path_subject("decider", None, "")

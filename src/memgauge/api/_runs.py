@@ -365,7 +365,7 @@ def run_suite(
     seed_targets: bool = True,
     progress: Progress | None = None,
     kind: str = "suite",
-    base: Path | None = None,
+    base: str | Path | None = None,
     subjects: Mapping[str, object] | None = None,
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
@@ -402,6 +402,9 @@ def run_suite(
         ),
     )
     check_path("suite", suite, Suite)
+    if base is not None:
+        check_path("base", base)
+        base = Path(base)
     _check_kind(kind)
     if subjects is not None and not isinstance(subjects, Mapping):
         raise TypeError(
@@ -438,7 +441,7 @@ def _check_live(suite: Suite, subjects: Mapping[str, object]) -> None:
 def write_path_subject(
     role: Literal["extractor", "decider"],
     spec: str | None,
-    recorded: Path | None,
+    recorded: str | Path | None,
     *,
     keywords: tuple[str, str] = ("spec", "recorded"),
 ) -> tuple[dict[str, Any], str]:
@@ -454,6 +457,8 @@ def write_path_subject(
         outputs = argument(recorded_kw, "TRACE.jsonl", flag="--outputs")
         raise UsageError(f"give {live} (a live {role}) or {outputs}, {given}")
     if recorded is not None:
+        check_path(recorded_kw, recorded)
+        recorded = Path(recorded)
         if not recorded.is_file():
             raise UsageError(f"{argument(recorded_kw, recorded, flag='--outputs')}: no such file")
         return {"recorded": {"path": str(recorded.resolve())}}, f"recorded outputs {recorded.name}"
