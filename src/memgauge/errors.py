@@ -42,6 +42,8 @@ __all__ = [
     "UnavailableError",
     "UsageError",
     "argument",
+    "check_name",
+    "check_number",
     "check_path",
     "command_line",
     "in_order",
@@ -236,6 +238,21 @@ def argument(name: str, value: object = None, *, flag: str | None = None) -> str
         option = flag or "--" + name.replace("_", "-")
         return option if value is None or isinstance(value, bool) else f"{option} {value}"
     return name if value is None else f"{name}={value}"
+
+
+def check_number(name: str, value: object, *, whole: bool = False) -> None:
+    """TypeError naming the argument `name` unless `value` is a number (a whole one when
+    `whole`; a bool is not one): a setting from Python that would be stored as it came
+    (`min_samples="5"`) and fail every later read of it."""
+    if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
+        what = "a whole number" if whole else "a number"
+        raise TypeError(f"{name} takes {what}, got {type(value).__name__} {value!r}")
+
+
+def check_name(name: str, value: object) -> None:
+    """TypeError naming the argument `name` unless `value` is a string."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} takes a string, got {type(value).__name__} {value!r}")
 
 
 def check_path(name: str, value: object, instead: type | None = None) -> None:

@@ -530,3 +530,36 @@ def test_the_functions_that_take_a_path_take_it_as_text(tmp_path: Path) -> None:
         api.operations_suite(1, reference)  # type: ignore[arg-type]
     with pytest.raises(memgauge.UsageError, match=r"^recorded '': give a path$"):
         api.write_path_subject("decider", None, "")
+
+
+def test_an_ab_test_or_flag_setting_of_the_wrong_type_is_named_and_not_stored(
+    tmp_path: Path,
+) -> None:
+    """`create_ab_test("t", delta=0.1, min_samples="5")` stored "5", and every later
+    `ab_test_reports` failed with "'<' not supported between instances of 'int' and 'str'";
+    `delta="0.1"` was "must be real number, not str", a Path for the name "'PosixPath' object
+    has no attribute 'strip'". Each is a TypeError naming the keyword, nothing stored; an int
+    for a float is a number."""
+    db = tmp_path / "r.db"
+    wrong: list[tuple[dict[str, Any], str]] = [
+        ({"min_samples": "5"}, "min_samples takes a whole number, got str '5'"),
+        ({"min_samples": 2.5}, "min_samples takes a whole number, got float 2.5"),
+        ({"alpha": "0.05"}, "alpha takes a number, got str '0.05'"),
+        ({"improvement": None}, "improvement takes a number, got NoneType None"),
+    ]
+    for given, says in wrong:
+        with pytest.raises(TypeError) as raised:
+            api.create_ab_test("t", delta=0.1, store=db, **given)
+        assert str(raised.value) == says
+    with pytest.raises(TypeError, match=r"^delta takes a number, got str '0.1'$"):
+        api.create_flag("f", delta="0.1", store=db)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^rollout_percent takes a number, got str '10'$"):
+        api.create_flag("f", {"rollout_percent": "10"}, store=db)
+    with pytest.raises(TypeError, match=r"^name takes a string, got PosixPath"):
+        api.create_ab_test(Path("t"), delta=0.1, store=db)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^name takes a string, got PosixPath"):
+        api.create_flag(Path("f"), store=db)  # type: ignore[arg-type]
+    assert not db.exists()
+    api.create_ab_test("t", delta=1, alpha=0.05, min_samples=5, store=db)
+    api.create_flag("f", {"rollout_percent": 10}, store=db)
+    assert sorted(r["name"] for r in api.ab_test_reports(store=db)) == ["f", "t"]

@@ -24,6 +24,7 @@ from memgauge.errors import (
     SubjectError,
     UsageError,
     argument,
+    check_name,
 )
 from memgauge.online import ab
 from memgauge.online.annotations import import_graded
@@ -78,6 +79,7 @@ def create_ab_test(
     `allow_unmeasured`. `bounds`: the SPRT's stopping bounds, "ville" (log(1/alpha),
     log(beta)) or "wald" (seed 002's log((1-beta)/alpha), log(beta/(1-alpha)));
     `stats.sequential` says why Ville's are the default."""
+    check_name("name", name)
     if not name.strip():
         raise UsageError("an A/B test needs a name")
     config = {
@@ -92,6 +94,7 @@ def create_ab_test(
         "allow_unmeasured": allow_unmeasured,
         "bounds": bounds,
     }
+    ab.check_settings(config)  # before the store is opened (or made)
     with ABTestStore(results_store(store)) as opened:
         ab.create_test(opened, name, metric, config)
 

@@ -19,7 +19,7 @@ from pydantic import (
 
 from memgauge._util.model import Model
 from memgauge.data.models import FiniteFloat
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, check_number
 from memgauge.online.ab_report import ab_report as report_of
 from memgauge.online.ab_report import sprt_of
 from memgauge.stats.sequential import DECISION_RULES, SPRT_BOUNDS, SPRTState
@@ -30,6 +30,7 @@ __all__ = [
     "Pair",
     "ab_report",
     "add_pairs",
+    "check_settings",
     "create_test",
     "pair_key",
     "set_paused",
@@ -122,6 +123,26 @@ def pair_key(pair: Pair) -> str:
     )
 
 
+#: the settings of a test's configuration that are numbers (`create_test`)
+_NUMBERS = (
+    "delta",
+    "alpha",
+    "beta",
+    "min_samples",
+    "improvement",
+    "max_latency_increase",
+    "prob_threshold",
+)
+
+
+def check_settings(config: Mapping[str, Any]) -> None:
+    """TypeError naming a setting of a test's configuration that is not a number, as it came
+    from Python: stored, it would fail every later read of the test."""
+    for key in _NUMBERS:
+        if key in config:
+            check_number(key, config[key], whole=key == "min_samples")
+
+
 def create_test(
     store: ABTestStore,
     name: str,
@@ -133,7 +154,9 @@ def create_test(
     """Start test `name` on `metric` (`config`: delta, alpha, beta, min_samples, improvement,
     max_latency_increase, and optionally rule, bounds, prob_threshold, allow_unmeasured), its
     SPRT at zero; a UsageError when the rule or bounds are unknown, or when the name is taken
-    (unless `exist_ok`: the test that holds it is kept)."""
+    (unless `exist_ok`: the test that holds it is kept); a TypeError naming a setting that
+    is not a number (`check_settings`)."""
+    check_settings(config)
     rule = config.get("rule", "sprt")
     if rule not in DECISION_RULES:
         raise UsageError(f"--rule {rule!r}: one of {', '.join(DECISION_RULES)}")
