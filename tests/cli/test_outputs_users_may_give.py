@@ -4,6 +4,7 @@ is not the input, a rerun over the command's own outputs."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,19 @@ def test_two_outputs_sent_to_dev_null_are_not_one_file_overwritten(
     assert main([*args, "--run-json", "/dev/null", "--junit", "/dev/null"]) == 0
     assert "both name" not in capsys.readouterr().err
     assert (tmp_path / "report" / "result.json").is_file()
+
+
+def test_an_import_into_a_directory_under_its_source_runs_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import beir D --out D/native`, run a second time, was refused: "--out D/native would
+    replace D/native/dataset.yaml with the import, and it is what the import reads". A BEIR
+    directory's import reads corpus.jsonl, queries.jsonl and qrels/, never D/native: the
+    rerun writes its own files again, the same."""
+    src = tmp_path / "mini"
+    shutil.copytree(DATA / "beir" / "mini", src)
+    args = ["import", "beir", str(src), "--out", str(src / "native"), "--split", "dev"]
+    assert main(args) == 0
+    first = {p.name: p.read_bytes() for p in (src / "native").iterdir()}
+    assert main(args) == 0, capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (src / "native").iterdir()} == first

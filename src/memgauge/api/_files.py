@@ -108,16 +108,16 @@ def refuse_replacing_src(src: Path, out_dir: Path, names: Sequence[str], what: s
     """A DataError when a file `what` would write under `out_dir` (`names`) is `src` itself, or
     a file of the directory `src` (`import memaudit d/conversations.json --out d`: the user's
     file replaced by its conversion; `synth d --out d`: a dataset's own queries and judgments
-    by synthetic ones)."""
+    by synthetic ones). A directory is read from its own files (a BEIR one's qrels/ too,
+    whose .tsv files nothing here writes): one under it (`import beir D --out D/native`, run
+    again) holds none of them."""
     for name in names:
         target = out_dir / name
         try:
             if not target.is_file():
                 continue
             same = (
-                target.resolve().is_relative_to(src.resolve())
-                if src.is_dir()
-                else target.samefile(src)
+                target.resolve().parent == src.resolve() if src.is_dir() else target.samefile(src)
             )
         except OSError:
             continue
