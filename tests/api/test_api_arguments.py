@@ -563,3 +563,30 @@ def test_an_ab_test_or_flag_setting_of_the_wrong_type_is_named_and_not_stored(
     api.create_ab_test("t", delta=1, alpha=0.05, min_samples=5, store=db)
     api.create_flag("f", {"rollout_percent": 10}, store=db)
     assert sorted(r["name"] for r in api.ab_test_reports(store=db)) == ["f", "t"]
+
+
+def test_plan_audit_names_its_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From Python, `plan_audit(d, agent="chat")` with no model known said "--agent chat needs
+    a model: give --model", flags Python has not; `agent="memory"` without a subject said
+    "needs --subject", and a judge model beside offline scoring "--judge-model X ... --scoring
+    offline". The keywords are named instead."""
+    for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    memaudit = ROOT / "tests/data/memaudit/fixture-dataset.json"
+    said = []
+    for given in (
+        {"agent": "chat"},
+        {"agent": "memory", "model": "gpt-x"},
+        {"scoring": "offline", "judge_model": "gpt-x"},
+        {"scoring": "judge"},
+    ):
+        with pytest.raises(memgauge.UsageError) as refused:
+            api.plan_audit(memaudit, **given)
+        said.append(str(refused.value))
+    assert said[0].startswith("agent=chat needs a model: give model, set MEMGAUGE_MODEL"), said
+    assert said[0].endswith("agent=extractive runs without one"), said
+    assert said[1].startswith("agent=memory needs subject (e.g. hybrid"), said
+    assert said[2].startswith("judge_model=gpt-x names the QA judge's model, and"), said
+    assert "scoring=offline judges nothing: drop one of them (scoring=judge uses" in said[2]
+    assert said[3].startswith("scoring=judge needs a model: judge_model, model,"), said
+    assert not any("--" in s for s in said), said

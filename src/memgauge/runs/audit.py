@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from memgauge._util.numbers import AUDIT_MAX_FAILURE_RATE
 from memgauge.aggregates.facts import AuditFacts, AuditSubject, SubjectsFacts
-from memgauge.errors import check_path
+from memgauge.errors import argument, check_path
 from memgauge.probes.sources import AuditSource, load_audit_source
 from memgauge.runs.audit_choice import audit_choice
 from memgauge.runs.engine import RunReport
@@ -93,7 +93,7 @@ def plan_audit(
     choice = audit_choice(
         agent=agent,
         model=model,
-        memory=one_spec(subject, "--subject") if subject else None,
+        memory=one_spec(subject, argument("subject")) if subject else None,
         k=k,
         scoring=scoring,
         judge_preset=judge_preset,
