@@ -4,6 +4,7 @@ is not the input, a rerun over the command's own outputs."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -40,3 +41,28 @@ def test_an_import_into_a_directory_under_its_source_runs_again(
     first = {p.name: p.read_bytes() for p in (src / "native").iterdir()}
     assert main(args) == 0, capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in (src / "native").iterdir()} == first
+
+
+def test_ab_create_run_again_keeps_its_test_and_its_pairs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/commands.md's A/B block, run a second time in the same directory (a notebook or CI
+    job run again), stopped at its first line: "an A/B test called 'reranker' exists; pick
+    another name", though `ab add` of the same file adds nothing. The test of the same
+    settings is kept, its pairs as they were; one of other settings is still refused."""
+    db = str(tmp_path / "r.db")
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        '{"query_id": "q1", "control": 0.5, "treatment": 1.0}\n'
+        '{"query_id": "q2", "control": 1.0, "treatment": 1.0}\n',
+        encoding="utf-8",
+    )
+    for _ in range(2):
+        assert main(["ab", "create", "reranker", "--delta", "0.05", "--store", db]) == 0
+        assert main(["ab", "add", "reranker", str(pairs), "--store", db]) == 0
+    assert "(it exists with these settings, its pairs kept)" in capsys.readouterr().out
+    assert main(["ab", "create", "reranker", "--delta", "0.1", "--store", db]) == 2
+    assert "exists with delta 0.05, not 0.1; pick another name" in capsys.readouterr().err
+    assert main(["ab", "status", "reranker", "--store", db, "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["n_pairs"] == 2

@@ -150,12 +150,14 @@ def create_test(
     config: Mapping[str, Any],
     *,
     exist_ok: bool = False,
-) -> None:
+) -> bool:
     """Start test `name` on `metric` (`config`: delta, alpha, beta, min_samples, improvement,
     max_latency_increase, and optionally rule, bounds, prob_threshold, allow_unmeasured), its
-    SPRT at zero; a UsageError when the rule or bounds are unknown, or when the name is taken
-    (unless `exist_ok`: the test that holds it is kept); a TypeError naming a setting that
-    is not a number (`check_settings`)."""
+    SPRT at zero; whether it did. A test of that name with the same metric and settings is
+    kept (a notebook or CI job run again, whose `add_pairs` then adds nothing); a UsageError
+    when the rule or bounds are unknown, or when the name is taken by a test of other
+    settings (unless `exist_ok`: the test that holds it is kept); a TypeError naming a
+    setting that is not a number (`check_settings`)."""
     check_settings(config)
     rule = config.get("rule", "sprt")
     if rule not in DECISION_RULES:
@@ -173,7 +175,16 @@ def create_test(
         lower_bound=sprt.lower,
     )
     if not created and not exist_ok:
-        raise UsageError(f"an A/B test called {name!r} exists; pick another name")
+        held = store.get(name) or {}
+        asked = {"metric": metric, **json.loads(json.dumps(dict(config)))}
+        has = {"metric": held.get("metric"), **(held.get("config") or {})}
+        other = next((k for k in asked if has.get(k) != asked[k]), None)
+        if other is not None:
+            raise UsageError(
+                f"an A/B test called {name!r} exists with {other} {has.get(other)}, not"
+                f" {asked[other]}; pick another name"
+            )
+    return created
 
 
 def _running_test(store: ABTestStore, name: str) -> dict[str, Any]:
