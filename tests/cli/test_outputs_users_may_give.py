@@ -66,3 +66,27 @@ def test_ab_create_run_again_keeps_its_test_and_its_pairs(
     assert main(["ab", "status", "reranker", "--store", db, "--json"]) == 0
     (report,) = json.loads(capsys.readouterr().out)
     assert report["n_pairs"] == 2
+
+
+def test_evaluate_keeps_its_dataset_directory_and_reruns_into_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evaluate D --run-json D/queries.jsonl` replaced the dataset's queries with the run's
+    rankings (exit 0): a directory argument's files were not among those the command reads.
+    Its part files are now; its other files are not, so `evaluate D --out D`, run again over
+    the reports it wrote there, still runs."""
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    ds = tmp_path / "ds"
+    save_retrieval_dataset(demo_dataset(), ds)
+    queries = (ds / "queries.jsonl").read_bytes()
+    args = ["evaluate", str(ds), "-s", "lexical", "--quiet", "--no-store"]
+    assert main([*args, "--out", str(ds / "reports"), "--run-json", str(ds / "queries.jsonl")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--run-json names {ds / 'queries.jsonl'}, the DATASET the command reads" in err, err
+    assert (ds / "queries.jsonl").read_bytes() == queries
+    for _ in range(2):
+        assert main([*args, "--out", str(ds), "--run-json", str(ds / "run.json")]) == 0
+    assert (ds / "result.json").is_file()
+    assert (ds / "queries.jsonl").read_bytes() == queries

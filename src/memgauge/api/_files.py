@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # reader, so a qrels file loads neither pydantic's dataset models nor the importers (NLTK,
 # regex), and only a suite or subject file loads the registries (the LLM and embedding stacks).
 
-__all__ = ["FILE_KINDS", "Imported", "import_dataset", "validate_file"]
+__all__ = ["FILE_KINDS", "Imported", "dataset_files", "import_dataset", "validate_file"]
 
 #: every kind of file `validate_file` knows (what `--kind` accepts)
 FILE_KINDS: tuple[str, ...] = KINDS
@@ -102,6 +102,19 @@ def import_dataset(
 #: the files an import writes under --out besides import_report.json, by kind (else a
 #: retrieval dataset's: dataset.yaml and every part's file, whichever it has)
 _IMPORT_FILES = {"memaudit": ("conversations.json",), "csv-items": ("items.jsonl",)}
+
+
+def dataset_files(path: str | Path) -> list[Path]:
+    """The files a retrieval dataset at `path` is read from: a directory's dataset.yaml, each
+    part's file and qrels.txt, those there (never its other files: the reports a run wrote
+    beside them); a file, itself."""
+    from memgauge.data.io import FILES
+
+    path = Path(path)
+    if not path.is_dir():
+        return [path]
+    names = ("dataset.yaml", *FILES.values(), "qrels.txt")
+    return [path / name for name in names if (path / name).is_file()]
 
 
 def refuse_replacing_src(src: Path, out_dir: Path, names: Sequence[str], what: str) -> None:
