@@ -90,3 +90,22 @@ def test_evaluate_keeps_its_dataset_directory_and_reruns_into_it(
         assert main([*args, "--out", str(ds), "--run-json", str(ds / "run.json")]) == 0
     assert (ds / "result.json").is_file()
     assert (ds / "queries.jsonl").read_bytes() == queries
+
+
+def test_bench_systems_keeps_a_dataset_directory_it_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bench systems --dataset D --write-suite D/queries.jsonl` replaced the dataset's
+    queries with the suite (exit 0), as `evaluate D --run-json D/queries.jsonl` did; a suite
+    written beside D's files is still written."""
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    ds = tmp_path / "ds"
+    save_retrieval_dataset(demo_dataset(), ds)
+    queries = (ds / "queries.jsonl").read_bytes()
+    args = ["bench", "systems", "--dataset", str(ds), "--no-discover", "-s", "lexical"]
+    assert main([*args, "--no-store", "--write-suite", str(ds / "queries.jsonl")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--write-suite names {ds / 'queries.jsonl'}, the --dataset the" in err, err
+    assert (ds / "queries.jsonl").read_bytes() == queries
