@@ -22,10 +22,12 @@ catches the standard library's.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = [
     "CacheMissError",
@@ -40,6 +42,9 @@ __all__ = [
     "UnavailableError",
     "UsageError",
     "argument",
+    "check_name",
+    "check_number",
+    "check_path",
     "command_line",
     "in_order",
     "named_by",
@@ -233,3 +238,31 @@ def argument(name: str, value: object = None, *, flag: str | None = None) -> str
         option = flag or "--" + name.replace("_", "-")
         return option if value is None or isinstance(value, bool) else f"{option} {value}"
     return name if value is None else f"{name}={value}"
+
+
+def check_number(name: str, value: object, *, whole: bool = False) -> None:
+    """TypeError naming the argument `name` unless `value` is a number (a whole one when
+    `whole`; a bool is not one): a setting from Python that would be stored as it came
+    (`min_samples="5"`) and fail every later read of it."""
+    if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
+        what = "a whole number" if whole else "a number"
+        raise TypeError(f"{name} takes {what}, got {type(value).__name__} {value!r}")
+
+
+def check_name(name: str, value: object) -> None:
+    """TypeError naming the argument `name` unless `value` is a string."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} takes a string, got {type(value).__name__} {value!r}")
+
+
+def check_path(name: str, value: object, instead: type | None = None) -> None:
+    """TypeError naming the argument `name` unless `value` is a path (a string or any
+    os.PathLike, as `Path` takes) or an `instead`; UsageError for an empty one (which `Path`
+    reads as the current directory)."""
+    if not isinstance(value, str | os.PathLike | (instead or Path)):
+        also = f" or a {instead.__name__}" if instead else ""
+        raise TypeError(f"{name} takes a path{also}, got {type(value).__name__} {value!r}")
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str) and not value.strip():
+        raise UsageError(f"{name} {value!r}: give a path")

@@ -472,3 +472,121 @@ def test_write_path_subject_names_its_keywords(tmp_path: Path) -> None:
         api.write_path_subject("decider", None, missing)
     with pytest.raises(memgauge.UsageError, match=r"^spec: unknown kind 'nope'"):
         api.write_path_subject("decider", "{nope: {}}", None)
+
+
+def test_import_dataset_takes_paths_as_text_and_names_a_wrong_one(tmp_path: Path) -> None:
+    """`api.import_dataset("memaudit", "d.json", "out")`, str paths as the other functions
+    take them, was "'str' object has no attribute 'is_dir'"; a number for a path is a
+    TypeError naming its keyword."""
+    src = ROOT / "tests/data/memaudit/fixture-dataset.json"
+    imported = api.import_dataset("memaudit", str(src), str(tmp_path / "m"))
+    assert (tmp_path / "m" / "conversations.json").is_file()
+    assert imported.files[-1] == tmp_path / "m" / "import_report.json"
+    with pytest.raises(TypeError, match=r"^out_dir takes a path, got int 3$"):
+        api.import_dataset("memaudit", str(src), 3)  # type: ignore[arg-type]
+    with pytest.raises(memgauge.UsageError, match=r"^src '': give a path$"):
+        api.import_dataset("memaudit", "", tmp_path)
+
+
+def test_an_import_over_its_own_file_names_the_keyword_from_python(tmp_path: Path) -> None:
+    """`api.import_dataset("memaudit", "d/conversations.json", "d")` was refused with "--out d
+    would replace ...: give another --out", a flag Python has not."""
+    src = tmp_path / "conversations.json"
+    src.write_bytes((ROOT / "tests/data/memaudit/fixture-dataset.json").read_bytes())
+    with pytest.raises(memgauge.DataError) as refused:
+        api.import_dataset("memaudit", src, tmp_path)
+    said = str(refused.value)
+    assert f"out_dir={tmp_path} would replace {src} with the import" in said, said
+    assert said.endswith("give another out_dir"), said
+    assert "--out" not in said
+
+
+def test_the_functions_that_take_a_path_take_it_as_text(tmp_path: Path) -> None:
+    """A str where these took a Path ("tests/data/operations/cases.json", as load_dataset and
+    run_suite take one) was "'str' object has no attribute 'resolve'" (or 'is_file',
+    'parent', "unsupported operand type(s) for /"); a number is a TypeError naming the
+    keyword."""
+    from memgauge.metrics import MetricConfig, parse_measure
+
+    data = ROOT / "tests/data"
+    reference: dict[str, Any] = {"reference": {}}
+    memaudit = str(data / "memaudit/fixture-dataset.json")
+    assert api.audit_suite(memaudit, reference, "exact", name="a").tasks
+    assert api.plan_audit(memaudit, agent="extractive", scoring="offline").suite.tasks
+    assert api.operations_suite(str(data / "operations/cases.json"), reference).tasks
+    cases, trace = str(data / "extraction/cases.json"), str(data / "extraction/trace.jsonl")
+    assert api.extraction_suite(cases, reference, trace=trace).tasks
+    qrels, run = str(data / "good/qrels.txt"), str(data / "good/run.txt")
+    evaluations, _ = api.compare_trec_runs(qrels, [run], [parse_measure("RR")], MetricConfig())
+    assert evaluations[0].per_query
+    assert api.write_path_subject("extractor", None, trace)[0]["recorded"]
+    api.write_judgments([{"query_id": "q", "memory_id": "m", "grade": 1}], str(tmp_path / "j"))
+    assert (tmp_path / "j").read_text(encoding="utf-8").strip()
+    suite = ROOT / "tests/data/good/suite.yaml"
+    assert memgauge.run_suite(suite, base=str(suite.parent), store=False).summary.n_items > 0
+    with pytest.raises(TypeError, match=r"^runs takes a list of paths, got str"):
+        api.compare_trec_runs(qrels, run, [parse_measure("RR")], MetricConfig())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^cases takes a path, got int 1$"):
+        api.operations_suite(1, reference)  # type: ignore[arg-type]
+    with pytest.raises(memgauge.UsageError, match=r"^recorded '': give a path$"):
+        api.write_path_subject("decider", None, "")
+
+
+def test_an_ab_test_or_flag_setting_of_the_wrong_type_is_named_and_not_stored(
+    tmp_path: Path,
+) -> None:
+    """`create_ab_test("t", delta=0.1, min_samples="5")` stored "5", and every later
+    `ab_test_reports` failed with "'<' not supported between instances of 'int' and 'str'";
+    `delta="0.1"` was "must be real number, not str", a Path for the name "'PosixPath' object
+    has no attribute 'strip'". Each is a TypeError naming the keyword, nothing stored; an int
+    for a float is a number."""
+    db = tmp_path / "r.db"
+    wrong: list[tuple[dict[str, Any], str]] = [
+        ({"min_samples": "5"}, "min_samples takes a whole number, got str '5'"),
+        ({"min_samples": 2.5}, "min_samples takes a whole number, got float 2.5"),
+        ({"alpha": "0.05"}, "alpha takes a number, got str '0.05'"),
+        ({"improvement": None}, "improvement takes a number, got NoneType None"),
+    ]
+    for given, says in wrong:
+        with pytest.raises(TypeError) as raised:
+            api.create_ab_test("t", delta=0.1, store=db, **given)
+        assert str(raised.value) == says
+    with pytest.raises(TypeError, match=r"^delta takes a number, got str '0.1'$"):
+        api.create_flag("f", delta="0.1", store=db)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^rollout_percent takes a number, got str '10'$"):
+        api.create_flag("f", {"rollout_percent": "10"}, store=db)
+    with pytest.raises(TypeError, match=r"^name takes a string, got PosixPath"):
+        api.create_ab_test(Path("t"), delta=0.1, store=db)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^name takes a string, got PosixPath"):
+        api.create_flag(Path("f"), store=db)  # type: ignore[arg-type]
+    assert not db.exists()
+    api.create_ab_test("t", delta=1, alpha=0.05, min_samples=5, store=db)
+    api.create_flag("f", {"rollout_percent": 10}, store=db)
+    assert sorted(r["name"] for r in api.ab_test_reports(store=db)) == ["f", "t"]
+
+
+def test_plan_audit_names_its_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From Python, `plan_audit(d, agent="chat")` with no model known said "--agent chat needs
+    a model: give --model", flags Python has not; `agent="memory"` without a subject said
+    "needs --subject", and a judge model beside offline scoring "--judge-model X ... --scoring
+    offline". The keywords are named instead."""
+    for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    memaudit = ROOT / "tests/data/memaudit/fixture-dataset.json"
+    said = []
+    for given in (
+        {"agent": "chat"},
+        {"agent": "memory", "model": "gpt-x"},
+        {"scoring": "offline", "judge_model": "gpt-x"},
+        {"scoring": "judge"},
+    ):
+        with pytest.raises(memgauge.UsageError) as refused:
+            api.plan_audit(memaudit, **given)
+        said.append(str(refused.value))
+    assert said[0].startswith("agent=chat needs a model: give model, set MEMGAUGE_MODEL"), said
+    assert said[0].endswith("agent=extractive runs without one"), said
+    assert said[1].startswith("agent=memory needs subject (e.g. hybrid"), said
+    assert said[2].startswith("judge_model=gpt-x names the QA judge's model, and"), said
+    assert "scoring=offline judges nothing: drop one of them (scoring=judge uses" in said[2]
+    assert said[3].startswith("scoring=judge needs a model: judge_model, model,"), said
+    assert not any("--" in s for s in said), said

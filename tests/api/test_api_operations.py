@@ -33,9 +33,10 @@ def test_validate_file_names_the_kind_and_what_the_file_holds() -> None:
 
 def test_an_ab_test_from_python(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    api.create_ab_test("t", delta=0.05, min_samples=2, store=db)
-    with pytest.raises(UsageError, match="exists"):
+    assert api.create_ab_test("t", delta=0.05, min_samples=2, store=db) is True
+    with pytest.raises(UsageError, match="exists with min_samples 2, not 100; pick another"):
         api.create_ab_test("t", delta=0.05, store=db)
+    assert api.create_ab_test("t", delta=0.05, min_samples=2, store=db) is False  # run again
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(
         "".join(

@@ -46,7 +46,9 @@ def test_a_better_treatment_graduates_after_enough_pairs(
 ) -> None:
     db = str(tmp_path / "r.db")
     assert main(["ab", "create", "graph", "--delta", "0.03", "--store", db]) == 0
-    assert main(["ab", "create", "graph", "--delta", "0.03", "--store", db]) == 2  # exists
+    # run again: the test with these settings is kept, one of other settings refused
+    assert main(["ab", "create", "graph", "--delta", "0.03", "--store", db]) == 0
+    assert main(["ab", "create", "graph", "--delta", "0.05", "--store", db]) == 2
     assert (
         main(["ab", "add", "graph", str(_pairs(tmp_path / "a.jsonl", 60, 0.06, 1)), "--store", db])
         == 0

@@ -172,6 +172,24 @@ def test_an_operator_written_backwards_is_refused_in_every_target(
         api.requirement("Recall@5", f"={op} 0.5", where="threshold")
 
 
+@pytest.mark.parametrize("target", ["Recall@5=>0.5", "Recall@5= => 0.5", "Recall@5 = =>0.5"])
+def test_what_a_backwards_operator_advises_is_read_as_meant(target: str) -> None:
+    """`--fail-under 'Recall@5= => 0.5'` (a space after the separator) advised
+    `Recall@5==>=0.5` and `'Recall@5== > 0.5'`: the measure taken with its separator, so the
+    forms advised named a measure `Recall@5=`. Each form advised reads as Recall@5."""
+    from memgauge.aggregates.targets import parse_fail_under
+
+    with pytest.raises(UsageError) as refused:
+        parse_fail_under(target)
+    least, strict = re.findall(
+        r"write (\S+) \(at least\) or '([^']+)' \(strictly", str(refused.value)
+    )[0]
+    assert (least, strict) == ("Recall@5=>=0.5", "Recall@5= > 0.5"), str(refused.value)
+    for advised, op in ((least, ">="), (strict, ">")):
+        got = parse_fail_under(advised)
+        assert (got.name, got.target.op, got.target.value) == ("Recall@5", op, 0.5)
+
+
 @pytest.mark.parametrize("target", ["Recall@5@3=0.5", "lexical/nDCG@10@10=0.5", "P@5@=0.5"])
 def test_a_measure_with_two_cutoffs_is_refused_before_a_store_is_written(
     target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

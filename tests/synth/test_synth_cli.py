@@ -258,3 +258,19 @@ def test_synth_never_replaces_the_dataset_it_reads(
     assert "give another --out" in err, err
     assert {p.name: p.read_bytes() for p in ds.iterdir()} == before
     assert _chat_requests(server) == 0
+
+
+def test_synth_into_a_directory_under_its_dataset_runs_again(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`synth ds --out ds/synthetic`, run a second time, was refused as replacing what it
+    reads (ds/synthetic/dataset.yaml is under ds): a dataset directory is read from its own
+    files, and the rerun writes its own output again."""
+    from memgauge.data.demo import demo_dataset
+    from memgauge.data.io import save_retrieval_dataset
+
+    ds = tmp_path / "ds"
+    save_retrieval_dataset(demo_dataset(), ds)
+    assert _synth(ds, ds / "synthetic") == 0
+    assert _synth(ds, ds / "synthetic") == 0, capsys.readouterr().err
+    assert (ds / "synthetic" / "queries.jsonl").is_file()

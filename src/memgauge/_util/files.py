@@ -26,6 +26,7 @@ __all__ = [
     "atomic_writer",
     "exclusive_lock",
     "sha256_file",
+    "special_file",
     "sqlite_journals",
     "temp_dir_beside",
     "write_refusal",
@@ -53,7 +54,7 @@ def _create_temp(target: Path) -> tuple[int, Path]:
             continue
 
 
-def _special(path: Path) -> bool:
+def special_file(path: str | Path) -> bool:
     """Whether `path` (its links followed) is there and is neither a regular file nor a
     directory."""
     try:
@@ -81,7 +82,7 @@ def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
     `ReplaceRefusedError`.
     """
     target = Path(path)
-    if _special(target):
+    if special_file(target):
         try:
             with open(target, "wb") as fh:
                 yield fh

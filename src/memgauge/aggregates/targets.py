@@ -171,7 +171,9 @@ def _refuse_backwards(text: str, where: str, measure: str | None = None) -> None
     least, more = ("at least", "more") if op == ">" else ("at most", "less")
     ge, gt = f"{op}= {rest}", f"{op} {rest}"
     if measure is not None:  # the forms --fail-under reads unambiguously
-        ge, gt = f"{measure.strip()}={op}={rest}", f"'{measure.strip()}= {op} {rest}'"
+        # `Recall@5= => 0.5`: the measure was read up to the '=' of `=>`, its separator in it
+        name = measure.strip().removesuffix("=").rstrip()
+        ge, gt = f"{name}={op}={rest}", f"'{name}= {op} {rest}'"
     raise UsageError(
         f"{where}: '={op}' is no operator: write {ge} ({least}) or {gt} (strictly {more})"
     )

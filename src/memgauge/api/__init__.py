@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from memgauge.api._compare import compare_trec_runs as compare_trec_runs
     from memgauge.api._files import FILE_KINDS as FILE_KINDS
     from memgauge.api._files import Imported as Imported
+    from memgauge.api._files import dataset_files as dataset_files
     from memgauge.api._files import import_dataset as import_dataset
     from memgauge.api._files import validate_file as validate_file
     from memgauge.api._flags import add_ab_from_shadow as add_ab_from_shadow

@@ -4,6 +4,7 @@ against one qrels file (`memgauge metrics QRELS RUN RUN ...`), or suite runs in 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import numpy as np
 
 from memgauge.api._measures import score_trec_run
 from memgauge.data.records import RunSummary
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, check_path
 from memgauge.metrics import Measure, MetricConfig
 from memgauge.metrics.ir import Evaluation
 from memgauge.runs.suite_compare import compare_suite_systems, system_measures
@@ -43,8 +44,8 @@ def _aligned(evaluations: Sequence[Evaluation], measure: str) -> np.ndarray:
 
 
 def compare_trec_runs(
-    qrels: Path,
-    runs: Sequence[Path],
+    qrels: str | Path,
+    runs: Sequence[str | Path],
     measures: Sequence[Measure],
     config: MetricConfig,
     *,
@@ -55,13 +56,19 @@ def compare_trec_runs(
     by id); `options` go to `stats.compare_systems` (test, correction, family, pairing, alpha,
     seed, n_permutations); `depth` keeps each query's top N documents (trec_eval's -M). The
     systems are named by `run_names`."""
-    if len({run.resolve() for run in runs}) < len(runs):
-        raise UsageError(f"a run file is given twice: {' '.join(map(str, runs))}")
-    evaluations = [score_trec_run(qrels, run, measures, config, depth=depth) for run in runs]
+    check_path("qrels", qrels)
+    if isinstance(runs, str | os.PathLike) or not isinstance(runs, Sequence):
+        raise TypeError(f"runs takes a list of paths, got {type(runs).__name__} {runs!r}")
+    for run in runs:
+        check_path("runs", run)
+    files = [Path(run) for run in runs]
+    if len({run.resolve() for run in files}) < len(files):
+        raise UsageError(f"a run file is given twice: {' '.join(map(str, files))}")
+    evaluations = [score_trec_run(qrels, run, measures, config, depth=depth) for run in files]
     names = list(evaluations[0].per_query) if evaluations else []
     try:
         cmp = compare_systems(
-            run_names(runs), {m: _aligned(evaluations, m) for m in names}, **options
+            run_names(files), {m: _aligned(evaluations, m) for m in names}, **options
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -12,7 +12,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.listing import counted
 from memgauge.data.detect import KINDS, also_fits, detect_kind
-from memgauge.errors import DataError, Problem, UsageError, argument
+from memgauge.errors import DataError, Problem, UsageError, argument, check_path
 
 if TYPE_CHECKING:
     from memgauge.data.importers import BeirGrades, ImportReport
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # reader, so a qrels file loads neither pydantic's dataset models nor the importers (NLTK,
 # regex), and only a suite or subject file loads the registries (the LLM and embedding stacks).
 
-__all__ = ["FILE_KINDS", "Imported", "import_dataset", "validate_file"]
+__all__ = ["FILE_KINDS", "Imported", "dataset_files", "import_dataset", "validate_file"]
 
 #: every kind of file `validate_file` knows (what `--kind` accepts)
 FILE_KINDS: tuple[str, ...] = KINDS
@@ -42,8 +42,8 @@ class Imported:
 
 def import_dataset(
     kind: Literal["locomo", "longmemeval", "memaudit", "beir", "csv-items"],
-    src: Path,
-    out_dir: Path,
+    src: str | Path,
+    out_dir: str | Path,
     *,
     granularity: Literal["turn", "session"] = "turn",
     protocol: Literal["paper", "all-turns"] = "paper",
@@ -65,6 +65,9 @@ def import_dataset(
     from memgauge.data.io import FILES, save_conversations, save_retrieval_dataset
     from memgauge.data.jsonio import write_jsonl
 
+    check_path("src", src)
+    check_path("out_dir", out_dir)
+    src, out_dir = Path(src), Path(out_dir)
     if kind == "beir" and not src.is_dir():
         raise DataError(Problem(str(src), None, None, "a BEIR dataset is a directory"))
     if kind != "beir" and src.is_dir():
@@ -101,20 +104,33 @@ def import_dataset(
 _IMPORT_FILES = {"memaudit": ("conversations.json",), "csv-items": ("items.jsonl",)}
 
 
+def dataset_files(path: str | Path) -> list[Path]:
+    """The files a retrieval dataset at `path` is read from: a directory's dataset.yaml, each
+    part's file and qrels.txt, those there (never its other files: the reports a run wrote
+    beside them); a file, itself."""
+    from memgauge.data.io import FILES
+
+    path = Path(path)
+    if not path.is_dir():
+        return [path]
+    names = ("dataset.yaml", *FILES.values(), "qrels.txt")
+    return [path / name for name in names if (path / name).is_file()]
+
+
 def refuse_replacing_src(src: Path, out_dir: Path, names: Sequence[str], what: str) -> None:
     """A DataError when a file `what` would write under `out_dir` (`names`) is `src` itself, or
     a file of the directory `src` (`import memaudit d/conversations.json --out d`: the user's
     file replaced by its conversion; `synth d --out d`: a dataset's own queries and judgments
-    by synthetic ones)."""
+    by synthetic ones). A directory is read from its own files (a BEIR one's qrels/ too,
+    whose .tsv files nothing here writes): one under it (`import beir D --out D/native`, run
+    again) holds none of them."""
     for name in names:
         target = out_dir / name
         try:
             if not target.is_file():
                 continue
             same = (
-                target.resolve().is_relative_to(src.resolve())
-                if src.is_dir()
-                else target.samefile(src)
+                target.resolve().parent == src.resolve() if src.is_dir() else target.samefile(src)
             )
         except OSError:
             continue
@@ -124,8 +140,8 @@ def refuse_replacing_src(src: Path, out_dir: Path, names: Sequence[str], what: s
                     str(src),
                     None,
                     None,
-                    f"{argument('out_dir', out_dir, flag='--out')} would replace {target}"
-                    f" with {what}, and it is what {what} reads: give another"
+                    f"{argument('out_dir', out_dir, flag='--out')} would replace {target} with"
+                    f" {what}, and it is what {what} reads: give another"
                     f" {argument('out_dir', flag='--out')}",
                 )
             )

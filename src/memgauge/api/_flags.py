@@ -10,6 +10,7 @@ from typing import Any
 from memgauge._util.numbers import ALPHA, BETA, MDE
 from memgauge.api._store import Where, require_store, results_store
 from memgauge.online import flags as _flags
+from memgauge.online.ab import check_settings
 from memgauge.stats.sequential import DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
 from memgauge.store.url import FLAGS
 
@@ -43,6 +44,7 @@ def create_flag(
         "prob_threshold": PROB_THRESHOLD,
         "allow_unmeasured": allow_unmeasured,
     }
+    check_settings(test)  # before the store is opened (or made)
     return _flags.create_flag(results_store(store), name, settings or {}, test, metric=metric)
 
 

@@ -24,6 +24,7 @@ from memgauge.errors import (
     SubjectError,
     UsageError,
     argument,
+    check_name,
 )
 from memgauge.online import ab
 from memgauge.online.annotations import import_graded
@@ -69,7 +70,7 @@ def create_ab_test(
     allow_unmeasured: bool = False,
     bounds: str = DEFAULT_BOUNDS,
     store: Where = None,
-) -> None:
+) -> bool:
     """Start A/B test `name` in the results store: an SPRT for a mean paired difference of
     `delta` (at `alpha`, `beta`), graduating past `min_samples` pairs with an `improvement` and
     p95 latency up by at most `max_latency_increase`. `rule` "beta-binomial" decides a binary
@@ -77,7 +78,9 @@ def create_ab_test(
     unmeasured (no latency or constitutional data) is not graduated unless
     `allow_unmeasured`. `bounds`: the SPRT's stopping bounds, "ville" (log(1/alpha),
     log(beta)) or "wald" (seed 002's log((1-beta)/alpha), log(beta/(1-alpha)));
-    `stats.sequential` says why Ville's are the default."""
+    `stats.sequential` says why Ville's are the default. Whether it started one: a test of
+    that name with these settings is kept (False), one with others refused (UsageError)."""
+    check_name("name", name)
     if not name.strip():
         raise UsageError("an A/B test needs a name")
     config = {
@@ -92,8 +95,9 @@ def create_ab_test(
         "allow_unmeasured": allow_unmeasured,
         "bounds": bounds,
     }
+    ab.check_settings(config)  # before the store is opened (or made)
     with ABTestStore(results_store(store)) as opened:
-        ab.create_test(opened, name, metric, config)
+        return ab.create_test(opened, name, metric, config)
 
 
 def add_ab_pairs(

@@ -12,7 +12,7 @@ from memgauge._util.files import atomic_write_text
 from memgauge.api._store import Where, read_store, require_store, resolve_resume
 from memgauge.data.review import LABEL_KINDS, ReviewLabel
 from memgauge.data.trec import write_qrels
-from memgauge.errors import UsageError, argument
+from memgauge.errors import UsageError, argument, check_path
 from memgauge.store.querylog import import_annotations, unknown_query_ids
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.store.run_pages import RunReader
@@ -156,13 +156,17 @@ def review_to_golden(
     return import_annotations(url, graded, annotator), skipped
 
 
-def write_judgments(rows: Sequence[dict[str, Any]], out: Path, fmt: str = "judgments") -> None:
+def write_judgments(
+    rows: Sequence[dict[str, Any]], out: str | Path, fmt: str = "judgments"
+) -> None:
     """Write judgment rows to `out`, atomically: `judgments` a retrieval dataset's
     `judgments.jsonl` (under another name, as `records_text` writes records: a `.json` file
     holds their JSON list), `qrels` a TREC qrels file (a UsageError for an id a qrels line
     cannot hold: empty, or with white space)."""
     from memgauge.data.jsonio import records_text
 
+    check_path("out", out)
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "judgments":
         atomic_write_text(out, records_text(out, [json.dumps(r, sort_keys=True) for r in rows]))

@@ -5,7 +5,6 @@ summary of a run still going."""
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from dataclasses import dataclass, replace
@@ -22,7 +21,7 @@ from memgauge.api._store import StoreArg, recorder_for, resolve_resume
 from memgauge.data.io import load_retrieval_dataset
 from memgauge.data.models import RetrievalDataset
 from memgauge.data.records import ItemRecord, RunRecord, RunSummary
-from memgauge.errors import UsageError, argument
+from memgauge.errors import UsageError, argument, check_path
 from memgauge.llm.usage import load_prices, priced
 from memgauge.metrics.conventions import Gain
 from memgauge.metrics.ir import check_rel_threshold
@@ -54,21 +53,8 @@ SystemArg = str | Mapping[str, Any] | object
 def load_dataset(path: str | Path) -> RetrievalDataset:
     """The retrieval dataset at `path` (a directory or a bundle file); a DataError lists every
     problem, each with its file and line."""
-    _check_path("path", path)
+    check_path("path", path)
     return load_retrieval_dataset(path)
-
-
-def _check_path(name: str, value: object, instead: type | None = None) -> None:
-    """TypeError naming the argument `name` unless `value` is a path (a string or any
-    os.PathLike, as `Path` takes) or an `instead`; UsageError for an empty one (which `Path`
-    reads as the current directory)."""
-    if not isinstance(value, str | os.PathLike | (instead or Path)):
-        also = f" or a {instead.__name__}" if instead else ""
-        raise TypeError(f"{name} takes a path{also}, got {type(value).__name__} {value!r}")
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, str) and not value.strip():
-        raise UsageError(f"{name} {value!r}: give a path")
 
 
 def _system_specs(
@@ -243,7 +229,7 @@ def evaluate(
     has run; Ctrl-C raises `errors.RunInterrupted` (a
     `KeyboardInterrupt`) naming the run, which `resume=` finishes.
     """
-    _check_path("dataset", dataset, RetrievalDataset)
+    check_path("dataset", dataset, RetrievalDataset)
     _check_kind(kind)
     given = settings.get("measures")
     if isinstance(given, Iterable) and not isinstance(given, str):
@@ -379,7 +365,7 @@ def run_suite(
     seed_targets: bool = True,
     progress: Progress | None = None,
     kind: str = "suite",
-    base: Path | None = None,
+    base: str | Path | None = None,
     subjects: Mapping[str, object] | None = None,
     workers: int = 1,
     executor: str | PoolExecutor | None = None,
@@ -415,7 +401,10 @@ def run_suite(
             repeat=repeat,
         ),
     )
-    _check_path("suite", suite, Suite)
+    check_path("suite", suite, Suite)
+    if base is not None:
+        check_path("base", base)
+        base = Path(base)
     _check_kind(kind)
     if subjects is not None and not isinstance(subjects, Mapping):
         raise TypeError(
@@ -452,7 +441,7 @@ def _check_live(suite: Suite, subjects: Mapping[str, object]) -> None:
 def write_path_subject(
     role: Literal["extractor", "decider"],
     spec: str | None,
-    recorded: Path | None,
+    recorded: str | Path | None,
     *,
     keywords: tuple[str, str] = ("spec", "recorded"),
 ) -> tuple[dict[str, Any], str]:
@@ -468,6 +457,8 @@ def write_path_subject(
         outputs = argument(recorded_kw, "TRACE.jsonl", flag="--outputs")
         raise UsageError(f"give {live} (a live {role}) or {outputs}, {given}")
     if recorded is not None:
+        check_path(recorded_kw, recorded)
+        recorded = Path(recorded)
         if not recorded.is_file():
             raise UsageError(f"{argument(recorded_kw, recorded, flag='--outputs')}: no such file")
         return {"recorded": {"path": str(recorded.resolve())}}, f"recorded outputs {recorded.name}"

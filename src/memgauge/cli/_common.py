@@ -18,7 +18,7 @@ import click
 from click.core import ParameterSource
 
 from memgauge import api
-from memgauge._util.files import sqlite_journals, write_refusal
+from memgauge._util.files import special_file, sqlite_journals, write_refusal
 
 if TYPE_CHECKING:
     from click.decorators import FC
@@ -134,7 +134,8 @@ def distinct_outputs(
     when one names the results store's file or a journal SQLite keeps beside it (`store`:
     the command's --store; False for none), which it would replace with a report, every run
     in it (or those not yet in the file) lost; or when one names a file the command reads:
-    one its arguments name, or `inputs` (`{flag: paths}`)."""
+    one its arguments name, or `inputs` (`{flag: paths}`). A device (/dev/null) is written,
+    never replaced: any number of outputs may name it."""
     outputs_not_read(named.items(), inputs)
     seen: dict[Path, str] = {}
     kept = None if store is False else api.results_store(store).path
@@ -143,7 +144,7 @@ def distinct_outputs(
         for journal in sqlite_journals(kept):
             seen[journal.resolve()] = "the results store's journal"
     for flag, path in named.items():
-        if path is None:
+        if path is None or special_file(path):
             continue
         key = path.resolve()
         if key in seen:

@@ -81,11 +81,12 @@ def create(name: str, store_path: str | None, **test: Any) -> None:
         refuse_together("--rule beta-binomial", "--bounds", "the bounds are the SPRT's")
     if test["rule"] == "sprt" and given("prob_threshold"):
         refuse_together("--rule sprt", "--prob-threshold", "the threshold is beta-binomial's")
-    api.create_ab_test(name, store=store_path, **test)
+    created = api.create_ab_test(name, store=store_path, **test)
     click.echo(
-        f"created A/B test {name!r} on {test['metric']} ({test['rule']}): delta {test['delta']},"
-        f" alpha {test['alpha']}, beta {test['beta']}"
+        f"{'created' if created else 'kept'} A/B test {name!r} on {test['metric']}"
+        f" ({test['rule']}): delta {test['delta']}, alpha {test['alpha']}, beta {test['beta']}"
         + (f", {test['bounds']} bounds" if test["rule"] == "sprt" else "")
+        + ("" if created else " (it exists with these settings, its pairs kept)")
     )
 
 

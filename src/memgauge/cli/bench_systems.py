@@ -110,7 +110,11 @@ def systems(
     read = {f"--{k}": settings.get(k) for k in ("locomo", "longmemeval")}
     distinct_outputs(
         {"--write-suite": write_suite},
-        inputs={**{k: (v,) for k, v in read.items() if v}, "--dataset": settings["datasets"]},
+        inputs={
+            **{k: (v,) for k, v in read.items() if v},
+            # a dataset directory's own files (`--write-suite D/queries.jsonl`)
+            "--dataset": [f for d in settings["datasets"] for f in api.dataset_files(d)],
+        },
     )
     out = console()
     # settings: --locomo, --longmemeval, --dataset, --skip, --k, --corpus, --limit,

@@ -157,6 +157,8 @@ def evaluate(
     distinct_outputs(
         {"--out": out_dir, "--run-out": run_out, "--run-json": run_json, "--junit": run_args.junit},
         store=store if store is None or isinstance(store, str) else False,
+        # a dataset directory's own files: `--run-json DATASET/queries.jsonl` replaced them
+        inputs={"DATASET": api.dataset_files(dataset)},
     )
     out = console()
     with running(False if quiet else run_args.progress) as bar:

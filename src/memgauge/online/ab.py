@@ -19,7 +19,7 @@ from pydantic import (
 
 from memgauge._util.model import Model
 from memgauge.data.models import FiniteFloat
-from memgauge.errors import UsageError, on_command_line
+from memgauge.errors import UsageError, check_number, on_command_line
 from memgauge.online.ab_report import ab_report as report_of
 from memgauge.online.ab_report import sprt_of
 from memgauge.stats.sequential import DECISION_RULES, SPRT_BOUNDS, SPRTState
@@ -30,6 +30,7 @@ __all__ = [
     "Pair",
     "ab_report",
     "add_pairs",
+    "check_settings",
     "create_test",
     "pair_key",
     "set_paused",
@@ -122,6 +123,26 @@ def pair_key(pair: Pair) -> str:
     )
 
 
+#: the settings of a test's configuration that are numbers (`create_test`)
+_NUMBERS = (
+    "delta",
+    "alpha",
+    "beta",
+    "min_samples",
+    "improvement",
+    "max_latency_increase",
+    "prob_threshold",
+)
+
+
+def check_settings(config: Mapping[str, Any]) -> None:
+    """TypeError naming a setting of a test's configuration that is not a number, as it came
+    from Python: stored, it would fail every later read of the test."""
+    for key in _NUMBERS:
+        if key in config:
+            check_number(key, config[key], whole=key == "min_samples")
+
+
 def create_test(
     store: ABTestStore,
     name: str,
@@ -129,11 +150,15 @@ def create_test(
     config: Mapping[str, Any],
     *,
     exist_ok: bool = False,
-) -> None:
+) -> bool:
     """Start test `name` on `metric` (`config`: delta, alpha, beta, min_samples, improvement,
     max_latency_increase, and optionally rule, bounds, prob_threshold, allow_unmeasured), its
-    SPRT at zero; a UsageError when the rule or bounds are unknown, or when the name is taken
-    (unless `exist_ok`: the test that holds it is kept)."""
+    SPRT at zero; whether it did. A test of that name with the same metric and settings is
+    kept (a notebook or CI job run again, whose `add_pairs` then adds nothing); a UsageError
+    when the rule or bounds are unknown, or when the name is taken by a test of other
+    settings (unless `exist_ok`: the test that holds it is kept); a TypeError naming a
+    setting that is not a number (`check_settings`)."""
+    check_settings(config)
     rule = config.get("rule", "sprt")
     if rule not in DECISION_RULES:
         raise UsageError(f"--rule {rule!r}: one of {', '.join(DECISION_RULES)}")
@@ -150,7 +175,16 @@ def create_test(
         lower_bound=sprt.lower,
     )
     if not created and not exist_ok:
-        raise UsageError(f"an A/B test called {name!r} exists; pick another name")
+        held = store.get(name) or {}
+        asked = {"metric": metric, **json.loads(json.dumps(dict(config)))}
+        has = {"metric": held.get("metric"), **(held.get("config") or {})}
+        other = next((k for k in asked if has.get(k) != asked[k]), None)
+        if other is not None:
+            raise UsageError(
+                f"an A/B test called {name!r} exists with {other} {has.get(other)}, not"
+                f" {asked[other]}; pick another name"
+            )
+    return created
 
 
 def _running_test(store: ABTestStore, name: str) -> dict[str, Any]:

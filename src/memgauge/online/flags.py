@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memgauge.errors import UsageError, argument, on_command_line
+from memgauge.errors import UsageError, argument, check_name, check_number, on_command_line
 from memgauge.online import ab
 from memgauge.online.shadow import Search, ShadowRunner, bucket
 from memgauge.stats.sequential import DEFAULT_GRADUATION, SPRTState
@@ -88,6 +88,9 @@ def _check(values: Mapping[str, Any]) -> None:
     unknown = sorted(set(values) - set(FLAG_FIELDS))
     if unknown:
         raise UsageError(f"unknown flag setting(s) {unknown}; one of {list(FLAG_FIELDS)}")
+    for key in ("rollout_percent", "shadow_percent", "min_samples", "graduation_threshold"):
+        if values.get(key) is not None:  # from Python: `rollout_percent="10"`
+            check_number(key, values[key], whole=key == "min_samples")
     # named as the caller gave them: `--rollout 150` in a command, `rollout_percent=150` in
     # the settings `create_flag` and `set_flag` take from Python
     for key, flag in (("rollout_percent", "--rollout"), ("shadow_percent", "--shadow-percent")):
@@ -145,10 +148,12 @@ def create_flag(
     """Create flag `name` (missing `values` take seed 002's defaults) and, unless one exists,
     its A/B test on `metric`, whose pairs and threshold are the flag's (`test`: the rest of the
     test's configuration, as `ab.create_test` takes it). The flag as `list_flags` gives it."""
+    check_name("name", name)
     if not name.strip():
         raise UsageError("a flag needs a name")
     given = {k: v for k, v in values.items() if v is not None}
     _check(given)
+    ab.check_settings(test)  # before the flag is stored: never a flag without its test
     with ABTestStore(where) as tests:
         existing = tests.get(name)
     full = {**DEFAULTS, **_test_settings(name, existing, given), **given}

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from memgauge._util.numbers import AUDIT_MAX_FAILURE_RATE
 from memgauge.aggregates.facts import AuditFacts, AuditSubject, SubjectsFacts
+from memgauge.errors import argument, check_path
 from memgauge.probes.sources import AuditSource, load_audit_source
 from memgauge.runs.audit_choice import audit_choice
 from memgauge.runs.engine import RunReport
@@ -57,7 +58,7 @@ class AuditPlan:
 
 
 def plan_audit(
-    dataset: Path,
+    dataset: str | Path,
     *,
     agent: Literal["chat", "memory", "extractive"] | None = None,
     model: str | None = None,
@@ -86,11 +87,13 @@ def plan_audit(
     answer attributed to its cause (retrieval miss, budget cut, reader error, stale); None: not
     attributed.
     """
+    check_path("dataset", dataset)
+    dataset = Path(dataset)
     source = load_audit_source(dataset, seed=seed, kind=dataset_kind)
     choice = audit_choice(
         agent=agent,
         model=model,
-        memory=one_spec(subject, "--subject") if subject else None,
+        memory=one_spec(subject, argument("subject")) if subject else None,
         k=k,
         scoring=scoring,
         judge_preset=judge_preset,

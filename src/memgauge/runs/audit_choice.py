@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.scorers.audit import AuditMatch
 
 __all__ = ["MEMAUDIT_DEFAULT_MODEL", "AuditChoice", "audit_choice"]
@@ -43,7 +43,7 @@ class AuditChoice:
 def _agent_model(model: str | None) -> tuple[str | None, str | None]:
     """The agent's model and where it came from."""
     if model:
-        return model, "--model"
+        return model, argument("model")
     for name in ("MEMGAUGE_MODEL", "MEMAUDIT_MODEL"):
         if os.environ.get(name):
             return os.environ[name], name
@@ -68,7 +68,7 @@ def audit_choice(
 
     found, source = _agent_model(model)
     # a blank model (MEMGAUGE_MODEL=" ") is named as given, not as the spec built from it
-    for given, where in ((found, source), (judge_model, "--judge-model")):
+    for given, where in ((found, source), (judge_model, argument("judge_model"))):
         if given is not None and where is not None and not where.startswith("memaudit"):
             check_model(given, where)
     agent = agent or ("memory" if memory is not None else "chat" if found else "extractive")
@@ -79,14 +79,17 @@ def audit_choice(
             label += "; offline: no model named and no OPENAI_API_KEY"
     elif found is None:
         raise UsageError(
-            f"--agent {agent} needs a model: give --model, set MEMGAUGE_MODEL, or set "
-            "OPENAI_API_KEY (memaudit's default model, gpt-4o-mini); --agent extractive runs "
-            "without one"
+            f"{argument('agent', agent)} needs a model: give {argument('model')}, set"
+            " MEMGAUGE_MODEL, or set OPENAI_API_KEY (memaudit's default model, gpt-4o-mini);"
+            f" {argument('agent', 'extractive')} runs without one"
         )
     elif agent == "chat":
         subject, label = {"chat": {"model": found}}, f"chat: {found}"
     elif memory is None:
-        raise UsageError("--agent memory needs --subject (e.g. hybrid, or a subject spec file)")
+        raise UsageError(
+            f"{argument('agent', 'memory')} needs {argument('subject')} (e.g. hybrid, or a"
+            " subject spec file)"
+        )
     else:
         subject = {"memory-agent": {"memory": dict(memory), "model": found, "k": k}}
         label = f"memory: {found}"
@@ -95,15 +98,16 @@ def audit_choice(
     if scoring == "offline" and judge_model is not None:
         # no answer is judged offline: the model named would decide nothing, unsaid
         raise UsageError(
-            f"--judge-model {judge_model} names the QA judge's model, and --scoring offline"
-            " judges nothing: drop one of them (--scoring judge uses the judge)"
+            f"{argument('judge_model', judge_model)} names the QA judge's model, and"
+            f" {argument('scoring', 'offline')} judges nothing: drop one of them"
+            f" ({argument('scoring', 'judge')} uses the judge)"
         )
     jm = judge_model or found
     if scoring == "judge" or (scoring == "auto" and jm is not None):
         if jm is None:
             raise UsageError(
-                "--scoring judge needs a model: --judge-model, --model, MEMGAUGE_MODEL or "
-                "OPENAI_API_KEY (gpt-4o-mini)"
+                f"{argument('scoring', 'judge')} needs a model: {argument('judge_model')},"
+                f" {argument('model')}, MEMGAUGE_MODEL or OPENAI_API_KEY (gpt-4o-mini)"
             )
         evaluator: str | dict[str, Any] = {"qa-judge": {"preset": judge_preset, "model": jm}}
         method = f"QA judge ({judge_preset} preset, model {jm})"

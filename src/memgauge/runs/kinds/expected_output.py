@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from memgauge._util.numbers import AUDIT_MAX_FAILURE_RATE
 from memgauge.data.models import TaskItem
+from memgauge.errors import check_path
 from memgauge.probes.sources import load_audit_source
 from memgauge.runs.builders import command_suite
 from memgauge.runs.kinds.base import ItemsKind, PlannedTask, Planning, from_task_items
@@ -63,7 +64,7 @@ def _content_sha(value: Any) -> str:
 
 
 def audit_suite(
-    dataset: Path,
+    dataset: str | Path,
     subject: Mapping[str, Any],
     evaluator: str | Mapping[str, Any],
     *,
@@ -81,6 +82,8 @@ def audit_suite(
     `dataset_kind`: conversations, locomo or longmemeval (default: detected). `attribution`:
     the arguments of an attribution aggregate beside the audit's (each wrong answer's cause);
     None: none."""
+    check_path("dataset", dataset)
+    dataset = Path(dataset)
     extra = (
         {"aggregates": ["audit", {"attribution": dict(attribution)}]}
         if attribution is not None

@@ -17,7 +17,7 @@ from memgauge.data.importers.locomo import locomo_extraction_cases
 from memgauge.data.io import load_extraction_cases
 from memgauge.data.models import ExtractionCase, Turn
 from memgauge.data.traces import unlabelled_cases
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, check_path
 from memgauge.runs.builders import command_suite
 from memgauge.runs.kinds.base import DatasetKind, PlannedItem, PlannedTask, Planning
 from memgauge.runs.suite import Suite, TaskSpec
@@ -112,7 +112,7 @@ def _task(
 
 
 def extraction_suite(
-    cases: Path | None,
+    cases: str | Path | None,
     subject: Mapping[str, Any],
     *,
     subject_name: str = "extractor",
@@ -123,7 +123,7 @@ def extraction_suite(
     concurrency: int = 4,
     max_failure_rate: float = MAX_FAILURE_RATE,
     seed: int = 0,
-    trace: Path | None = None,
+    trace: str | Path | None = None,
     tags: Sequence[str] = (),
     sample: float = 1.0,
     dataset_kind: str | None = None,
@@ -135,6 +135,12 @@ def extraction_suite(
     what `cases` is (extraction or locomo; default: detected from its content).
 
     UsageError when neither is given, or when `trace` is alone and has no unlabelled line."""
+    if cases is not None:
+        check_path("cases", cases)
+        cases = Path(cases)
+    if trace is not None:
+        check_path("trace", trace)
+        trace = Path(trace)
     if cases is None and trace is None:
         raise UsageError(
             "give CASES (labelled cases) or --outputs TRACE.jsonl (a production trace)"

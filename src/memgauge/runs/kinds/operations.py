@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from memgauge._util.numbers import MAX_FAILURE_RATE
 from memgauge.data.io import load_operation_cases
 from memgauge.data.models import OperationCase
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, check_path
 from memgauge.runs.builders import command_suite, learnings_arg
 from memgauge.runs.kinds.base import DatasetKind, PlannedItem, PlannedTask, Planning
 from memgauge.runs.suite import Suite
@@ -61,7 +61,7 @@ def _operation_items(cases: list[OperationCase]) -> list[PlannedItem]:
 
 
 def operations_suite(
-    cases: Path,
+    cases: str | Path,
     subject: Mapping[str, Any],
     *,
     subject_name: str = "decider",
@@ -75,6 +75,8 @@ def operations_suite(
     """Seed 000's merge decisions over `cases` for one decider (live or recorded);
     `judge_learnings` (a query, or `{query, k, budget, memory, path}`) adds past failures to
     the merge judge's prompt."""
+    check_path("cases", cases)
+    cases = Path(cases)
     args: dict[str, Any] = {"judge": judge}
     if judge_model:
         args["judge_model"] = judge_model
