@@ -57,6 +57,7 @@ from memgauge.view.optimization import study_page
 from memgauge.view.pages import duration, is_live, run_page, stale_reason
 from memgauge.view.render import (
     NAV,
+    PER_PAGE,
     ROOT,
     item_context,
     pager,
@@ -82,7 +83,6 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
     " connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
-PER_PAGE = 50
 #: the longest item search: SQLite refuses a LIKE or GLOB pattern past 50,000 bytes (a 500),
 #: and the patterns take up to 4 bytes a character (UTF-8, escapes); no one types more
 MAX_SEARCH = 4000

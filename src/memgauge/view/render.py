@@ -82,6 +82,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NAV",
+    "PER_PAGE",
     "Pager",
     "environment",
     "inline_css",
@@ -234,6 +235,10 @@ class Pager:
     first: int
     last: int
     url: Callable[[int], str]
+
+
+#: the rows a paged view (items, runs' candidates, traces) shows at once
+PER_PAGE = 50
 
 
 def pager(

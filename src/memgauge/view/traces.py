@@ -25,7 +25,7 @@ from memgauge.data.tracing import Span, Trace
 from memgauge.store.traces import TraceStore
 from memgauge.store.url import StoreURL
 from memgauge.view.charts import PALETTE, _fit, _svg, _t, text_width
-from memgauge.view.render import pager, render, rooted
+from memgauge.view.render import PER_PAGE, pager, render, rooted
 
 __all__ = ["ERRORS", "TraceViews", "span_tree", "timeline", "trace_url"]
 
@@ -136,7 +136,7 @@ class TraceViews:
     """The traces' routes over one store; `page` wraps HTML in the viewer's response (headers,
     CSP), `page_number` reads a `page` parameter as every paged view does."""
 
-    per_page = 50
+    per_page = PER_PAGE
 
     def __init__(
         self,
