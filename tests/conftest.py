@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import gc
 import json
 import logging
@@ -150,6 +151,24 @@ def run_suite_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RunSui
         return code, json.loads(out[-1]) if out else {}
 
     return run
+
+
+SourceTree = Callable[[Path], ast.Module]
+
+
+@pytest.fixture(scope="module")
+def source_tree() -> SourceTree:
+    """`source_tree(path)`: the syntax tree of a source file, parsed once for the test module
+    and dropped at its end. The tests that read the whole of src (its 440-odd files: 1.2-1.9
+    CPU-s a parse) each parsed it again, a dozen times a suite."""
+    trees: dict[Path, ast.Module] = {}
+
+    def tree(path: Path) -> ast.Module:
+        if path not in trees:
+            trees[path] = ast.parse(path.read_text(encoding="utf-8"))
+        return trees[path]
+
+    return tree
 
 
 RecallSuite = Callable[..., Path]

@@ -11,6 +11,8 @@ import ast
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.conftest import SourceTree
+
 from memgauge.stats import bootstrap
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "memgauge"
@@ -73,11 +75,11 @@ def _literal_defaults(
     return found
 
 
-def test_the_bootstraps_defaults_are_named_not_copied() -> None:
+def test_the_bootstraps_defaults_are_named_not_copied(source_tree: SourceTree) -> None:
     copies = [
         f"{path.relative_to(SRC)}:{line} {name}"
         for path in sorted(SRC.rglob("*.py"))
-        for line, name in _literal_defaults(ast.parse(path.read_text(encoding="utf-8")))
+        for line, name in _literal_defaults(source_tree(path))
     ]
     assert copies == []
 
@@ -89,13 +91,13 @@ def test_the_names_are_the_one_default() -> None:
     assert (N_RESAMPLES, CONFIDENCE) == (1000, 0.95)
 
 
-def test_an_ab_tests_decision_defaults_are_named_not_copied() -> None:
+def test_an_ab_tests_decision_defaults_are_named_not_copied(source_tree: SourceTree) -> None:
     copies = [
         f"{path.relative_to(SRC)}:{line} {name}"
         for path in sorted(SRC.rglob("*.py"))
         if path != AB_OWNER
         for line, name in _literal_defaults(
-            ast.parse(path.read_text(encoding="utf-8")), AB_NAMES | {"min_samples"}, AB_OPTIONS
+            source_tree(path), AB_NAMES | {"min_samples"}, AB_OPTIONS
         )
         # min_samples is also the SPRT's own (informative pairs, 30) and the watch's (20)
         if name != "min_samples" or _is_graduation_min(path, line)
@@ -121,7 +123,9 @@ TEST_DEFAULTS = {
 TEST_OPTIONS = {"--alpha", "--beta", "--power", "--delta", "--sprt-delta"}
 
 
-def test_the_tests_significance_power_and_effect_are_named_not_copied() -> None:
+def test_the_tests_significance_power_and_effect_are_named_not_copied(
+    source_tree: SourceTree,
+) -> None:
     """alpha 0.05, beta 0.20, power 0.80 and seed 002's 0.05 minimum detectable effect were
     written out in 30 places (the SPRT, the paired and multi-system tests, sample-size, the
     gate's power warning, the A/B API, their options); each is now one name."""
@@ -133,7 +137,7 @@ def test_the_tests_significance_power_and_effect_are_named_not_copied() -> None:
         f"{path.relative_to(SRC)}:{line} {name}"
         for path in sorted(SRC.rglob("*.py"))
         for line, name in _literal_defaults(
-            ast.parse(path.read_text(encoding="utf-8")),
+            source_tree(path),
             set(TEST_DEFAULTS),
             TEST_OPTIONS,
             a_test_default,
@@ -142,7 +146,7 @@ def test_the_tests_significance_power_and_effect_are_named_not_copied() -> None:
     assert copies == []
 
 
-def test_a_sequential_tests_bounds_default_is_named_not_copied() -> None:
+def test_a_sequential_tests_bounds_default_is_named_not_copied(source_tree: SourceTree) -> None:
     def ville(node: ast.expr) -> bool:
         return isinstance(node, ast.Constant) and node.value == "ville"
 
@@ -150,7 +154,7 @@ def test_a_sequential_tests_bounds_default_is_named_not_copied() -> None:
         f"{path.relative_to(SRC)}:{line} {name}"
         for path in sorted(SRC.rglob("*.py"))
         for line, name in _literal_defaults(
-            ast.parse(path.read_text(encoding="utf-8")),
+            source_tree(path),
             {"bounds", "sprt_bounds"},
             {"--sprt-bounds", "--bounds"},
             ville,
@@ -167,7 +171,7 @@ def test_the_test_defaults_are_their_values() -> None:
     assert (SPRT(delta=MDE).alpha, SPRT(delta=MDE).beta) == (ALPHA, BETA)
 
 
-def test_a_runs_failure_budget_is_named_not_copied() -> None:
+def test_a_runs_failure_budget_is_named_not_copied(source_tree: SourceTree) -> None:
     """max_failure_rate's 0.1 was written out in seven places (the suite builders, the API's,
     the CLI's fallback, the option's help) and the audit's 0.5 in two: each is now one name,
     `MAX_FAILURE_RATE` and `AUDIT_MAX_FAILURE_RATE`."""
@@ -177,16 +181,14 @@ def test_a_runs_failure_budget_is_named_not_copied() -> None:
     copies = [
         f"{path.relative_to(SRC)}:{line} {name}"
         for path in sorted(SRC.rglob("*.py"))
-        for line, name in _literal_defaults(
-            ast.parse(path.read_text(encoding="utf-8")), {"max_failure_rate"}
-        )
+        for line, name in _literal_defaults(source_tree(path), {"max_failure_rate"})
     ]
     assert copies == []
     assert Suite.model_fields["max_failure_rate"].default == MAX_FAILURE_RATE
     assert (MAX_FAILURE_RATE, AUDIT_MAX_FAILURE_RATE) == (0.1, 0.5)
 
 
-def test_the_reference_memorys_modes_are_written_once() -> None:
+def test_the_reference_memorys_modes_are_written_once(source_tree: SourceTree) -> None:
     """`lexical`, `dense`, `hybrid` were written out together in four places (the `-s`
     grammar, the reference memory's type and check, the demo's systems, the file sniffer): they
     are `memgauge._util.builtins.REFERENCE_MODES`, beside the built-in subject kinds."""
@@ -194,7 +196,7 @@ def test_the_reference_memorys_modes_are_written_once() -> None:
     copies = [
         f"{path.relative_to(SRC)}:{node.lineno}"
         for path in sorted(SRC.rglob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(source_tree(path))
         if isinstance(node, ast.Tuple | ast.Set | ast.List)
         if modes <= {e.value for e in node.elts if isinstance(e, ast.Constant)}
     ]
@@ -209,14 +211,12 @@ def _line_of(text: str) -> int:
     return next(i for i, line in enumerate(lines, 1) if line.startswith(text))
 
 
-def test_the_agent_metrics_cutoff_is_named_not_copied() -> None:
+def test_the_agent_metrics_cutoff_is_named_not_copied(source_tree: SourceTree) -> None:
     """K = 5 was written out in `evaluate --agent-k`, `evaluate_suite` and the `ir` aggregate;
     each is now `memgauge.metrics.agent.DEFAULT_AGENT_K`, the value the README states."""
     copies = [
         f"{path.relative_to(SRC)}:{line} {name}"
         for path in sorted(SRC.rglob("*.py"))
-        for line, name in _literal_defaults(
-            ast.parse(path.read_text(encoding="utf-8")), {"agent_k"}, {"--agent-k"}
-        )
+        for line, name in _literal_defaults(source_tree(path), {"agent_k"}, {"--agent-k"})
     ]
     assert copies == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.conftest import SourceTree
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "memgauge"
 
 # Lowest first. Names in one tuple are peers and must not import each other.
@@ -41,11 +43,11 @@ def _is_module(module: str) -> bool:
     return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+def _imports(path: Path, source_tree: SourceTree) -> list[tuple[int, str]]:
     """Every module `path` imports, wherever the import sits (module level, inside a function,
     under `if TYPE_CHECKING:`): `from memgauge import api` counts as memgauge.api, since the
     name is a module, while `from memgauge import DataError` counts as memgauge."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = source_tree(path)
     package = ".".join(("memgauge", *path.relative_to(SRC).with_suffix("").parts[:-1]))
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
@@ -71,14 +73,14 @@ def test_every_package_is_placed_in_a_layer() -> None:
         assert name in LEVEL, f"{child} is in no layer: add it to DESIGN.md and LAYERS"
 
 
-def test_layers_import_only_downwards() -> None:
+def test_layers_import_only_downwards(source_tree: SourceTree) -> None:
     violations: list[str] = []
     for path in SRC.rglob("*.py"):
         rel = path.relative_to(SRC)
         if len(rel.parts) == 1 and rel.name in {"__init__.py", "__main__.py"}:
             continue
         own = rel.parts[0].removesuffix(".py")
-        for lineno, module in _imports(path):
+        for lineno, module in _imports(path, source_tree):
             other = _top(module)
             if other is None or other == own:
                 continue
@@ -87,7 +89,7 @@ def test_layers_import_only_downwards() -> None:
     assert not violations, "\n".join(violations)
 
 
-def test_nothing_below_the_package_face_imports_it() -> None:
+def test_nothing_below_the_package_face_imports_it(source_tree: SourceTree) -> None:
     """`memgauge/__init__.py` is the face: it re-exports the API, which imports everything.
     A module that imports it (say for `__version__`, which is memgauge/_version.py) hangs the
     package from its own top."""
@@ -95,7 +97,7 @@ def test_nothing_below_the_package_face_imports_it() -> None:
         f"{path.relative_to(SRC)}:{lineno}"
         for path in sorted(SRC.rglob("*.py"))
         if path.parent != SRC or path.name not in {"__init__.py", "__main__.py"}
-        for lineno, module in _imports(path)
+        for lineno, module in _imports(path, source_tree)
         if module == "memgauge"
     ]
     assert not offending, "these import the package face memgauge:\n" + "\n".join(offending)
@@ -124,11 +126,11 @@ def _cli_may_import(module: str) -> bool:
     )
 
 
-def test_the_cli_imports_only_the_api_report_errors_and_utilities() -> None:
+def test_the_cli_imports_only_the_api_report_errors_and_utilities(source_tree: SourceTree) -> None:
     offending = [
         f"{path.relative_to(SRC)}:{lineno}: {module}"
         for path in sorted((SRC / "cli").rglob("*.py"))
-        for lineno, module in _imports(path)
+        for lineno, module in _imports(path, source_tree)
         if not _cli_may_import(module)
     ]
     for line in offending:
@@ -136,10 +138,12 @@ def test_the_cli_imports_only_the_api_report_errors_and_utilities() -> None:
     assert not offending, "cli/ reaches below the API:\n" + "\n".join(offending)
 
 
-def test_the_pytest_plugin_imports_only_what_the_cli_may() -> None:
+def test_the_pytest_plugin_imports_only_what_the_cli_may(source_tree: SourceTree) -> None:
     """The plug-in is a front end like the CLI: its runs go through memgauge.api."""
     path = SRC / "pytest_plugin.py"
-    offending = [f"{lineno}: {m}" for lineno, m in _imports(path) if not _cli_may_import(m)]
+    offending = [
+        f"{lineno}: {m}" for lineno, m in _imports(path, source_tree) if not _cli_may_import(m)
+    ]
     assert not offending, "pytest_plugin.py reaches below the API:\n" + "\n".join(offending)
 
 
@@ -148,11 +152,11 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _runtime_imports(path: Path) -> set[str]:
+def _runtime_imports(path: Path, source_tree: SourceTree) -> set[str]:
     """The memgauge modules `path` imports when it runs: at module level or inside a function
     (a function-local import is still an edge, only a later one), not under `if
     TYPE_CHECKING:`, which never runs."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = source_tree(path)
     package = _module_name(path)
     if path.name != "__init__.py":
         package = package.rpartition(".")[0]
@@ -219,7 +223,7 @@ KNOWN_CYCLES: list[list[str]] = [
 ]
 
 
-def test_no_module_imports_itself_through_others_at_run_time() -> None:
+def test_no_module_imports_itself_through_others_at_run_time(source_tree: SourceTree) -> None:
     """A function-local import that only dodges a cycle still makes one: two modules that each
     need the other cannot be read, tested or moved apart. The shared piece gets a module of its
     own instead (embed/minilm_numpy under minilm and minilm_onnx; subjects/registry under the
@@ -229,7 +233,7 @@ def test_no_module_imports_itself_through_others_at_run_time() -> None:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10_000))
     try:
-        graph = {_module_name(p): _runtime_imports(p) for p in SRC.rglob("*.py")}
+        graph = {_module_name(p): _runtime_imports(p, source_tree) for p in SRC.rglob("*.py")}
         assert _cycles(graph) == KNOWN_CYCLES
     finally:
         sys.setrecursionlimit(limit)
