@@ -301,7 +301,8 @@ class _Collector:
             gc.collect()
             gc.freeze()
             self.full_at = frozen = gc.get_freeze_count()
-        elif frozen < self.frozen:  # thawed since: no whole-heap walk, and no count of it
+        elif frozen < self.frozen // 2:  # thawed since: no whole-heap walk, nor a count of it
+            # (a thaw empties the frozen generation; frozen objects freed since are a few)
             gc.freeze()
             frozen = self.frozen
         else:
