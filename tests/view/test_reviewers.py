@@ -13,6 +13,7 @@ import threading
 from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from starlette.testclient import TestClient
@@ -340,3 +341,31 @@ def test_the_review_cookies_survive_a_link_from_another_site(
     assert "samesite=lax" in r.headers["set-cookie"].lower()
     first = _person(app, None).get("/review/name")
     assert "samesite=lax" in first.headers["set-cookie"].lower()
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "ann\x1b[31m", "\u202enimda", "al\u200bice"])
+def test_no_name_holds_a_control_or_invisible_character(
+    db: Path, viewer_store: ViewerStore, name: str
+) -> None:
+    """The name form refused only an empty or long name, and a name cookie set by another
+    page of the site (or by hand) was taken as it was: a NUL (PostgreSQL refuses it, a 500), a
+    terminal escape (`review export` printed it), a bidi override or a zero-width space (a
+    name drawn as someone else's) were labelled under."""
+    run = viewer_store.judged[0]
+    asked = create_app(db, ask_reviewer=True)
+    r = _give_name(_person(asked, None), name, _page(run))
+    assert r.status_code == 400
+    assert ("NUL byte" if "\x00" in name else "no control or invisible character") in r.text
+    browser = TestClient(
+        asked, cookies={"memgauge_reviewer": quote(name, safe="")}, follow_redirects=False
+    )
+    page = browser.get(_page(run)).text
+    assert 'id="name-form"' in page  # asked again: the cookie names no one
+    token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+    assert token is not None
+    assert browser.post("/review/label", data=_confirm(run, token.group(1))).status_code == 403
+    sent = name.replace("\x00", "\x01").encode()  # the bytes the proxy sends
+    proxied = TestClient(create_app(db, reviewer_header=HEADER), headers={HEADER: sent})
+    assert proxied.get(_page(run)).status_code == 403
+    with ReviewStore(db, read_only=True) as store:
+        assert store.labels() == []

@@ -33,6 +33,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import unicodedata
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -68,6 +69,11 @@ _SECRET_BYTES = 32
 _MAX_FORM = 64 * 1024  # bytes of a label's form: a note of a few pages
 _NAV = [*NAV, ("Review", "/review")]
 _ITEM_FILTERS = ("subject", "task", "category")
+#: the invisible characters no reviewer name holds: bidi overrides and marks, zero-width
+#: spaces (a name drawn as another's: `\u202enimda` shows as `admin`)
+_INVISIBLE = frozenset(
+    "\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff"
+)
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -111,6 +117,15 @@ def _kept_secret() -> bytes:
         return secret
     except (OSError, RuntimeError, UsageError):  # RuntimeError: no home directory to find
         return secrets.token_bytes(_SECRET_BYTES)
+
+
+def _fits(name: str) -> bool:
+    """Whether `name` (stripped) is a reviewer's name, however it came (the form, the cookie,
+    the proxy's header): 1-MAX_REVIEWER characters, no control character (a NUL PostgreSQL
+    refuses, a terminal's escape in `review export`) and no invisible one (`_INVISIBLE`)."""
+    return 0 < len(name) <= MAX_REVIEWER and not any(
+        c in _INVISIBLE or unicodedata.category(c) == "Cc" for c in name
+    )
 
 
 def _header_text(value: str) -> str:
@@ -197,13 +212,14 @@ class ReviewViews:
             return self.reviewer
         if self.reviewer_header is None:  # the name this browser gave
             name = unquote(request.cookies.get(NAME_COOKIE, "")).strip()
-            return name if 0 < len(name) <= MAX_REVIEWER else None
+            return name if _fits(name) else None
         name = _header_text(request.headers.get(self.reviewer_header, "")).strip()
-        if not name or len(name) > MAX_REVIEWER:
+        if not _fits(name):
             raise HTTPException(
                 403,
-                f"no reviewer in the {self.reviewer_header} header (this viewer takes each"
-                " reviewer's name from it, as the proxy in front of it sets it for the person"
+                f"no reviewer in the {self.reviewer_header} header (or one of more than"
+                f" {MAX_REVIEWER} characters, or with a control or invisible character: this"
+                " viewer takes each reviewer's name from it, as the proxy in front of it sets it for the person"
                 " it signed in): open the viewer through that proxy",
             )
         return name
@@ -372,8 +388,12 @@ class ReviewViews:
         form = await self._form(request)
         self._check_token(request, form)
         name = " ".join(form.get("name", "").split())
-        if not name or len(name) > MAX_REVIEWER:
-            raise HTTPException(400, f"give a name of 1-{MAX_REVIEWER} characters")
+        if not _fits(name):
+            raise HTTPException(
+                400,
+                f"give a name of 1-{MAX_REVIEWER} characters, with no control or invisible"
+                " character",
+            )
         back = form.get("next", "")
         if not back.startswith(rooted("/review")):  # only back to a review page of its own
             back = rooted("/review")
