@@ -5,6 +5,7 @@ the same thing at the same moment on PostgreSQL both keep their labels."""
 
 from __future__ import annotations
 
+import hmac
 import os
 import re
 import shutil
@@ -369,3 +370,31 @@ def test_no_name_holds_a_control_or_invisible_character(
     assert proxied.get(_page(run)).status_code == 403
     with ReviewStore(db, read_only=True) as store:
         assert store.labels() == []
+
+
+def _session_key_is(client: TestClient, page: str, key: bytes) -> bool:
+    """Whether `page`'s CSRF token is made with `key`."""
+    token = _token(client, page)
+    session = client.cookies["memgauge_review"]
+    return hmac.compare_digest(token, hmac.new(key, session.encode(), "sha256").hexdigest())
+
+
+def test_the_kept_key_is_no_one_elses(db: Path, viewer_store: ViewerStore, tmp_path: Path) -> None:
+    """The key in MEMGAUGE_HOME/review-secret was taken as it was found: readable by everyone
+    on the machine (anyone could then make any session's token), or through a symlink planted
+    there to a key its planter knows."""
+    from memgauge.view.review import SECRET_FILE
+
+    kept = Path(os.environ["MEMGAUGE_HOME"]) / SECRET_FILE
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    key = os.urandom(32)
+    page = _page(viewer_store.judged[0])
+    kept.write_bytes(key)
+    kept.chmod(0o644)
+    assert _session_key_is(_person(create_app(db, reviewer="ann"), None), page, key)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    kept.unlink()
+    known = tmp_path / "known-key"
+    known.write_bytes(key)
+    kept.symlink_to(known)
+    assert not _session_key_is(_person(create_app(db, reviewer="ann"), None), page, key)

@@ -33,10 +33,12 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
@@ -108,15 +110,29 @@ def _kept_secret() -> bytes:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            kept = path.read_bytes()
-            # another viewer writing it this instant, or a file not made here: this process's
-            return kept if len(kept) == _SECRET_BYTES else secrets.token_bytes(_SECRET_BYTES)
+            return _read_secret(path) or secrets.token_bytes(_SECRET_BYTES)
         secret = secrets.token_bytes(_SECRET_BYTES)
         with os.fdopen(fd, "wb") as f:
             f.write(secret)
         return secret
     except (OSError, RuntimeError, UsageError):  # RuntimeError: no home directory to find
         return secrets.token_bytes(_SECRET_BYTES)
+
+
+def _read_secret(path: Path) -> bytes | None:
+    """The key kept at `path`, its mode made 0600 again when it was wider (a key others on the
+    machine read forges every form's token); None (the process's own key then) for a symlink
+    (one planted there names a key its planter knows), a file not this user's or not a key,
+    or one another viewer is writing this instant."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO: no wait
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        if st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+        kept = f.read(_SECRET_BYTES + 1)
+    return kept if len(kept) == _SECRET_BYTES else None
 
 
 def _fits(name: str) -> bool:
