@@ -398,3 +398,20 @@ def test_the_kept_key_is_no_one_elses(db: Path, viewer_store: ViewerStore, tmp_p
     known.write_bytes(key)
     kept.symlink_to(known)
     assert not _session_key_is(_person(create_app(db, reviewer="ann"), None), page, key)
+
+
+@pytest.mark.parametrize(
+    "back",
+    ["/mg/review/../../other-tool/", "/mg/review/%2e%2E/%2E./x", "/mg/reviewer", "/mg/review/."],
+)
+def test_the_name_form_sends_back_to_a_review_page_only(
+    db: Path, viewer_store: ViewerStore, back: str
+) -> None:
+    """`next` had only to begin with the root's `/review`: `/mg/review/../../other-tool/`
+    sent the browser, once it resolved the dots, to another tool on the proxy's host."""
+    browser = _person(create_app(db, ask_reviewer=True, root="/mg"), None)
+    page = browser.get("/mg" + _page(viewer_store.judged[0])).text
+    token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+    assert token is not None
+    r = browser.post("/mg/review/name", data={"csrf": token.group(1), "name": "ann", "next": back})
+    assert (r.status_code, r.headers["location"]) == (303, "/mg/review")

@@ -144,6 +144,17 @@ def _fits(name: str) -> bool:
     )
 
 
+def _review_page(url: str) -> bool:
+    """Whether `url` is a review page of this viewer's, the only place the name form sends a
+    browser back to: under the root's `/review`, with no `.` or `..` segment (`%2e` too, as
+    a browser reads it) that would take it out to another tool of the proxy's host."""
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    review = rooted("/review")
+    return (path == review or path.startswith(review + "/")) and not any(
+        unquote(s) in (".", "..") for s in path.split("/")
+    )
+
+
 def _header_text(value: str) -> str:
     """A header's value as the proxy wrote it: its bytes read as UTF-8 (a name such as José
     from an identity provider), where ASGI gives them as Latin-1 (`JosÃ©`); as given when
@@ -411,7 +422,7 @@ class ReviewViews:
                 " character",
             )
         back = form.get("next", "")
-        if not back.startswith(rooted("/review")):  # only back to a review page of its own
+        if not _review_page(back):
             back = rooted("/review")
         response = RedirectResponse(back, status_code=303)
         _set_cookie(request, response, NAME_COOKIE, quote(name, safe=""), days=_NAME_DAYS)
