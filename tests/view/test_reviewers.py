@@ -376,7 +376,8 @@ def _session_key_is(client: TestClient, page: str, key: bytes) -> bool:
     """Whether `page`'s CSRF token is made with `key`."""
     token = _token(client, page)
     session = client.cookies["memgauge_review"]
-    return hmac.compare_digest(token, hmac.new(key, session.encode(), "sha256").hexdigest())
+    made = hmac.new(key, f"{session}\nann".encode(), "sha256").hexdigest()
+    return hmac.compare_digest(token, made)
 
 
 def test_the_kept_key_is_no_one_elses(db: Path, viewer_store: ViewerStore, tmp_path: Path) -> None:
@@ -415,3 +416,23 @@ def test_the_name_form_sends_back_to_a_review_page_only(
     assert token is not None
     r = browser.post("/mg/review/name", data={"csrf": token.group(1), "name": "ann", "next": back})
     assert (r.status_code, r.headers["location"]) == (303, "/mg/review")
+
+
+def test_a_token_labels_for_the_reviewer_its_page_was_made_for_only(
+    db: Path, viewer_store: ViewerStore
+) -> None:
+    """The token was bound to the session cookie alone: bob's cookie and token, planted in
+    alice's browser (a script of another tool on the proxy's host can set a cookie for the
+    viewer's path), labelled under alice's name, which her proxy adds to every request."""
+    app = create_app(db, reviewer_header=HEADER)
+    run = viewer_store.judged[0]
+    bob = _person(app, "bob")
+    token = _token(bob, _page(run))
+    alice = _person(app, "alice")
+    alice.cookies = bob.cookies
+    r = alice.post("/review/label", data=_confirm(run, token))
+    assert r.status_code == 403
+    assert "another reviewer name" in unescape(r.text)
+    assert bob.post("/review/label", data=_confirm(run, token)).status_code == 303
+    with ReviewStore(db, read_only=True) as store:
+        assert [lab.reviewer for lab in store.labels()] == ["bob"]

@@ -16,7 +16,7 @@ signs people in sets (`--reviewer-header`, trusted only then); or the name each 
 Every POST carries a CSRF token: the first page sets a random session id in an HttpOnly,
 SameSite=Lax cookie (no browser sends it with another site's POST; Strict would drop it,
 and a new one would replace it, each time a link on another site opened the viewer), and
-each form holds HMAC(secret, session id), the secret kept in MEMGAUGE_HOME (a restarted
+each form holds HMAC(secret, session id and the page's reviewer), the secret kept in MEMGAUGE_HOME (a restarted
 viewer takes the forms of pages loaded before it); a POST whose
 token is missing or does not match that of its cookie is a 403, and a label that does not fit
 its kind (a grade out of 0-3, an unknown action, a hit the item does not have) a 400 with the
@@ -251,9 +251,13 @@ class ReviewViews:
             )
         return name
 
-    def token(self, session: str) -> str:
-        """The CSRF token of a session id."""
-        return hmac.new(self._secret, session.encode(), hashlib.sha256).hexdigest()
+    def token(self, session: str, reviewer: str | None) -> str:
+        """The CSRF token of a session id, for the reviewer its page was made for (None: none
+        named yet): a token takes no other reviewer's label, so a session cookie planted in a
+        browser (by another tool of the proxy's host) with its planter's token labels nothing
+        under the name the proxy gives that browser."""
+        message = f"{session}\n{reviewer or ''}".encode()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
 
     def _session(self, request: Request) -> tuple[str, bool]:
         given = request.cookies.get(COOKIE, "")
@@ -268,7 +272,7 @@ class ReviewViews:
         response = self._page(
             render(
                 template,
-                csrf=self.token(session),
+                csrf=self.token(session, reviewer),
                 reviewer=reviewer,
                 asks=self.asks,
                 nav=_NAV,
@@ -413,7 +417,7 @@ class ReviewViews:
         if request.method == "GET":
             return self._ask_name(request)
         form = await self._form(request)
-        self._check_token(request, form)
+        self._check_token(request, form, self._given_name(request))
         name = " ".join(form.get("name", "").split())
         if not _fits(name):
             raise HTTPException(
@@ -447,20 +451,24 @@ class ReviewViews:
             raise HTTPException(400, "a form field holds a NUL byte")
         return dict(pairs)
 
-    def _check_token(self, request: Request, form: dict[str, str]) -> None:
+    def _check_token(self, request: Request, form: dict[str, str], reviewer: str | None) -> None:
         session = request.cookies.get(COOKIE)
         token = form.get("csrf", "")
         if not session or not token:
             raise HTTPException(403, "no review session token: reload the page and try again")
         # as bytes: compare_digest raises TypeError on a str holding a non-ASCII character
-        if not hmac.compare_digest(token.encode(), self.token(session).encode()):
-            raise HTTPException(403, "the review session token does not match: reload the page")
+        if not hmac.compare_digest(token.encode(), self.token(session, reviewer).encode()):
+            raise HTTPException(
+                403,
+                "the review session token does not match (or the page was made for another"
+                " reviewer name): reload the page",
+            )
 
     async def label(self, request: Request) -> Response:
         """Store one label (see the module docstring), then show the item again."""
         me = self.who(request)
         form = await self._form(request)
-        self._check_token(request, form)
+        self._check_token(request, form, me)
         if not form.get("run"):
             raise HTTPException(400, "the form names no run (field run)")
         with self._reader() as reader:
