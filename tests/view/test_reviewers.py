@@ -6,6 +6,7 @@ the same thing at the same moment on PostgreSQL both keep their labels."""
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 import re
 import shutil
@@ -399,6 +400,21 @@ def test_the_kept_key_is_no_one_elses(db: Path, viewer_store: ViewerStore, tmp_p
     known.write_bytes(key)
     kept.symlink_to(known)
     assert not _session_key_is(_person(create_app(db, reviewer="ann"), None), page, key)
+
+
+def test_a_key_not_kept_is_said(db: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A review-secret that is not a key (a file of another size, a symlink) was passed over
+    without a word: the forms of the pages loaded before each restart were then refused, and
+    nothing said why."""
+    from memgauge.view.review import SECRET_FILE
+
+    kept = Path(os.environ["MEMGAUGE_HOME"]) / SECRET_FILE
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text("not a key\n")
+    with caplog.at_level(logging.WARNING):
+        create_app(db, reviewer="ann")
+    assert f"{kept} is not a key this viewer can keep" in caplog.text
+    assert kept.read_text() == "not a key\n"  # not overwritten: someone put it there
 
 
 @pytest.mark.parametrize(

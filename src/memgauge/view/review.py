@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import secrets
 import stat
@@ -79,6 +80,9 @@ _INVISIBLE = frozenset(
 
 Handler = Callable[[Request], Awaitable[Response]]
 
+#: the server's log (uvicorn's, which `memgauge view` shows from warnings up)
+_log = logging.getLogger("uvicorn.error")
+
 
 @dataclass
 class QueueRow:
@@ -110,7 +114,16 @@ def _kept_secret() -> bytes:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            return _read_secret(path) or secrets.token_bytes(_SECRET_BYTES)
+            kept = _read_secret(path)
+            if kept is None:
+                _log.warning(
+                    "memgauge view: %s is not a key this viewer can keep (a symlink, another"
+                    " user's file, unreadable, or not %d bytes): a review form loaded before a"
+                    " restart will be refused; remove the file to have a key made there",
+                    path,
+                    _SECRET_BYTES,
+                )
+            return kept or secrets.token_bytes(_SECRET_BYTES)
         secret = secrets.token_bytes(_SECRET_BYTES)
         with os.fdopen(fd, "wb") as f:
             f.write(secret)
@@ -124,7 +137,10 @@ def _read_secret(path: Path) -> bytes | None:
     machine read forges every form's token); None (the process's own key then) for a symlink
     (one planted there names a key its planter knows), a file not this user's or not a key,
     or one another viewer is writing this instant."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO: no wait
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO: no wait
+    except OSError:  # a symlink (ELOOP), a file this user cannot read
+        return None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
