@@ -5,6 +5,8 @@ the same thing at the same moment on PostgreSQL both keep their labels."""
 
 from __future__ import annotations
 
+import hmac
+import logging
 import os
 import re
 import shutil
@@ -13,6 +15,7 @@ import threading
 from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from starlette.testclient import TestClient
@@ -340,3 +343,112 @@ def test_the_review_cookies_survive_a_link_from_another_site(
     assert "samesite=lax" in r.headers["set-cookie"].lower()
     first = _person(app, None).get("/review/name")
     assert "samesite=lax" in first.headers["set-cookie"].lower()
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "ann\x1b[31m", "\u202enimda", "al\u200bice"])
+def test_no_name_holds_a_control_or_invisible_character(
+    db: Path, viewer_store: ViewerStore, name: str
+) -> None:
+    """The name form refused only an empty or long name, and a name cookie set by another
+    page of the site (or by hand) was taken as it was: a NUL (PostgreSQL refuses it, a 500), a
+    terminal escape (`review export` printed it), a bidi override or a zero-width space (a
+    name drawn as someone else's) were labelled under."""
+    run = viewer_store.judged[0]
+    asked = create_app(db, ask_reviewer=True)
+    r = _give_name(_person(asked, None), name, _page(run))
+    assert r.status_code == 400
+    assert ("NUL byte" if "\x00" in name else "no control or invisible character") in r.text
+    browser = TestClient(
+        asked, cookies={"memgauge_reviewer": quote(name, safe="")}, follow_redirects=False
+    )
+    page = browser.get(_page(run)).text
+    assert 'id="name-form"' in page  # asked again: the cookie names no one
+    token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+    assert token is not None
+    assert browser.post("/review/label", data=_confirm(run, token.group(1))).status_code == 403
+    sent = name.replace("\x00", "\x01").encode()  # the bytes the proxy sends
+    proxied = TestClient(create_app(db, reviewer_header=HEADER), headers={HEADER: sent})
+    assert proxied.get(_page(run)).status_code == 403
+    with ReviewStore(db, read_only=True) as store:
+        assert store.labels() == []
+
+
+def _session_key_is(client: TestClient, page: str, key: bytes) -> bool:
+    """Whether `page`'s CSRF token is made with `key`."""
+    token = _token(client, page)
+    session = client.cookies["memgauge_review"]
+    made = hmac.new(key, f"{session}\nann".encode(), "sha256").hexdigest()
+    return hmac.compare_digest(token, made)
+
+
+def test_the_kept_key_is_no_one_elses(db: Path, viewer_store: ViewerStore, tmp_path: Path) -> None:
+    """The key in MEMGAUGE_HOME/review-secret was taken as it was found: readable by everyone
+    on the machine (anyone could then make any session's token), or through a symlink planted
+    there to a key its planter knows."""
+    from memgauge.view.review import SECRET_FILE
+
+    kept = Path(os.environ["MEMGAUGE_HOME"]) / SECRET_FILE
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    key = os.urandom(32)
+    page = _page(viewer_store.judged[0])
+    kept.write_bytes(key)
+    kept.chmod(0o644)
+    assert _session_key_is(_person(create_app(db, reviewer="ann"), None), page, key)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    kept.unlink()
+    known = tmp_path / "known-key"
+    known.write_bytes(key)
+    kept.symlink_to(known)
+    assert not _session_key_is(_person(create_app(db, reviewer="ann"), None), page, key)
+
+
+def test_a_key_not_kept_is_said(db: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A review-secret that is not a key (a file of another size, a symlink) was passed over
+    without a word: the forms of the pages loaded before each restart were then refused, and
+    nothing said why."""
+    from memgauge.view.review import SECRET_FILE
+
+    kept = Path(os.environ["MEMGAUGE_HOME"]) / SECRET_FILE
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text("not a key\n")
+    with caplog.at_level(logging.WARNING):
+        create_app(db, reviewer="ann")
+    assert f"{kept} is not a key this viewer can keep" in caplog.text
+    assert kept.read_text() == "not a key\n"  # not overwritten: someone put it there
+
+
+@pytest.mark.parametrize(
+    "back",
+    ["/mg/review/../../other-tool/", "/mg/review/%2e%2E/%2E./x", "/mg/reviewer", "/mg/review/."],
+)
+def test_the_name_form_sends_back_to_a_review_page_only(
+    db: Path, viewer_store: ViewerStore, back: str
+) -> None:
+    """`next` had only to begin with the root's `/review`: `/mg/review/../../other-tool/`
+    sent the browser, once it resolved the dots, to another tool on the proxy's host."""
+    browser = _person(create_app(db, ask_reviewer=True, root="/mg"), None)
+    page = browser.get("/mg" + _page(viewer_store.judged[0])).text
+    token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+    assert token is not None
+    r = browser.post("/mg/review/name", data={"csrf": token.group(1), "name": "ann", "next": back})
+    assert (r.status_code, r.headers["location"]) == (303, "/mg/review")
+
+
+def test_a_token_labels_for_the_reviewer_its_page_was_made_for_only(
+    db: Path, viewer_store: ViewerStore
+) -> None:
+    """The token was bound to the session cookie alone: bob's cookie and token, planted in
+    alice's browser (a script of another tool on the proxy's host can set a cookie for the
+    viewer's path), labelled under alice's name, which her proxy adds to every request."""
+    app = create_app(db, reviewer_header=HEADER)
+    run = viewer_store.judged[0]
+    bob = _person(app, "bob")
+    token = _token(bob, _page(run))
+    alice = _person(app, "alice")
+    alice.cookies = bob.cookies
+    r = alice.post("/review/label", data=_confirm(run, token))
+    assert r.status_code == 403
+    assert "another reviewer name" in unescape(r.text)
+    assert bob.post("/review/label", data=_confirm(run, token)).status_code == 303
+    with ReviewStore(db, read_only=True) as store:
+        assert [lab.reviewer for lab in store.labels()] == ["bob"]

@@ -16,7 +16,7 @@ signs people in sets (`--reviewer-header`, trusted only then); or the name each 
 Every POST carries a CSRF token: the first page sets a random session id in an HttpOnly,
 SameSite=Lax cookie (no browser sends it with another site's POST; Strict would drop it,
 and a new one would replace it, each time a link on another site opened the viewer), and
-each form holds HMAC(secret, session id), the secret kept in MEMGAUGE_HOME (a restarted
+each form holds HMAC(secret, session id and the page's reviewer), the secret kept in MEMGAUGE_HOME (a restarted
 viewer takes the forms of pages loaded before it); a POST whose
 token is missing or does not match that of its cookie is a 403, and a label that does not fit
 its kind (a grade out of 0-3, an unknown action, a hit the item does not have) a 400 with the
@@ -31,11 +31,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import secrets
+import stat
+import unicodedata
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
@@ -68,8 +72,16 @@ _SECRET_BYTES = 32
 _MAX_FORM = 64 * 1024  # bytes of a label's form: a note of a few pages
 _NAV = [*NAV, ("Review", "/review")]
 _ITEM_FILTERS = ("subject", "task", "category")
+#: the invisible characters no reviewer name holds: bidi overrides and marks, zero-width
+#: spaces (a name drawn as another's: `\u202enimda` shows as `admin`)
+_INVISIBLE = frozenset(
+    "\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff"
+)
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+#: the server's log (uvicorn's, which `memgauge view` shows from warnings up)
+_log = logging.getLogger("uvicorn.error")
 
 
 @dataclass
@@ -102,15 +114,61 @@ def _kept_secret() -> bytes:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            kept = path.read_bytes()
-            # another viewer writing it this instant, or a file not made here: this process's
-            return kept if len(kept) == _SECRET_BYTES else secrets.token_bytes(_SECRET_BYTES)
+            kept = _read_secret(path)
+            if kept is None:
+                _log.warning(
+                    "memgauge view: %s is not a key this viewer can keep (a symlink, another"
+                    " user's file, unreadable, or not %d bytes): a review form loaded before a"
+                    " restart will be refused; remove the file to have a key made there",
+                    path,
+                    _SECRET_BYTES,
+                )
+            return kept or secrets.token_bytes(_SECRET_BYTES)
         secret = secrets.token_bytes(_SECRET_BYTES)
         with os.fdopen(fd, "wb") as f:
             f.write(secret)
         return secret
     except (OSError, RuntimeError, UsageError):  # RuntimeError: no home directory to find
         return secrets.token_bytes(_SECRET_BYTES)
+
+
+def _read_secret(path: Path) -> bytes | None:
+    """The key kept at `path`, its mode made 0600 again when it was wider (a key others on the
+    machine read forges every form's token); None (the process's own key then) for a symlink
+    (one planted there names a key its planter knows), a file not this user's or not a key,
+    or one another viewer is writing this instant."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO: no wait
+    except OSError:  # a symlink (ELOOP), a file this user cannot read
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        if st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+        kept = f.read(_SECRET_BYTES + 1)
+    return kept if len(kept) == _SECRET_BYTES else None
+
+
+def _fits(name: str) -> bool:
+    """Whether `name` (stripped) is a reviewer's name, however it came (the form, the cookie,
+    the proxy's header): 1-MAX_REVIEWER characters, no control character (a NUL PostgreSQL
+    refuses, a terminal's escape in `review export`) and no invisible one (`_INVISIBLE`)."""
+    return 0 < len(name) <= MAX_REVIEWER and not any(
+        c in _INVISIBLE or unicodedata.category(c) == "Cc" for c in name
+    )
+
+
+def _review_page(url: str) -> bool:
+    """Whether `url` is a review page of this viewer's, the only place the name form sends a
+    browser back to: under the root's `/review`, with no `.` or `..` segment (`%2e` too, as
+    a browser reads it) that would take it out to another tool of the proxy's host."""
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    review = rooted("/review")
+    return (path == review or path.startswith(review + "/")) and not any(
+        unquote(s) in (".", "..") for s in path.split("/")
+    )
 
 
 def _header_text(value: str) -> str:
@@ -197,20 +255,25 @@ class ReviewViews:
             return self.reviewer
         if self.reviewer_header is None:  # the name this browser gave
             name = unquote(request.cookies.get(NAME_COOKIE, "")).strip()
-            return name if 0 < len(name) <= MAX_REVIEWER else None
+            return name if _fits(name) else None
         name = _header_text(request.headers.get(self.reviewer_header, "")).strip()
-        if not name or len(name) > MAX_REVIEWER:
+        if not _fits(name):
             raise HTTPException(
                 403,
-                f"no reviewer in the {self.reviewer_header} header (this viewer takes each"
-                " reviewer's name from it, as the proxy in front of it sets it for the person"
+                f"no reviewer in the {self.reviewer_header} header (or one of more than"
+                f" {MAX_REVIEWER} characters, or with a control or invisible character: this"
+                " viewer takes each reviewer's name from it, as the proxy in front of it sets it for the person"
                 " it signed in): open the viewer through that proxy",
             )
         return name
 
-    def token(self, session: str) -> str:
-        """The CSRF token of a session id."""
-        return hmac.new(self._secret, session.encode(), hashlib.sha256).hexdigest()
+    def token(self, session: str, reviewer: str | None) -> str:
+        """The CSRF token of a session id, for the reviewer its page was made for (None: none
+        named yet): a token takes no other reviewer's label, so a session cookie planted in a
+        browser (by another tool of the proxy's host) with its planter's token labels nothing
+        under the name the proxy gives that browser."""
+        message = f"{session}\n{reviewer or ''}".encode()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
 
     def _session(self, request: Request) -> tuple[str, bool]:
         given = request.cookies.get(COOKIE, "")
@@ -225,7 +288,7 @@ class ReviewViews:
         response = self._page(
             render(
                 template,
-                csrf=self.token(session),
+                csrf=self.token(session, reviewer),
                 reviewer=reviewer,
                 asks=self.asks,
                 nav=_NAV,
@@ -370,12 +433,16 @@ class ReviewViews:
         if request.method == "GET":
             return self._ask_name(request)
         form = await self._form(request)
-        self._check_token(request, form)
+        self._check_token(request, form, self._given_name(request))
         name = " ".join(form.get("name", "").split())
-        if not name or len(name) > MAX_REVIEWER:
-            raise HTTPException(400, f"give a name of 1-{MAX_REVIEWER} characters")
+        if not _fits(name):
+            raise HTTPException(
+                400,
+                f"give a name of 1-{MAX_REVIEWER} characters, with no control or invisible"
+                " character",
+            )
         back = form.get("next", "")
-        if not back.startswith(rooted("/review")):  # only back to a review page of its own
+        if not _review_page(back):
             back = rooted("/review")
         response = RedirectResponse(back, status_code=303)
         _set_cookie(request, response, NAME_COOKIE, quote(name, safe=""), days=_NAME_DAYS)
@@ -400,20 +467,24 @@ class ReviewViews:
             raise HTTPException(400, "a form field holds a NUL byte")
         return dict(pairs)
 
-    def _check_token(self, request: Request, form: dict[str, str]) -> None:
+    def _check_token(self, request: Request, form: dict[str, str], reviewer: str | None) -> None:
         session = request.cookies.get(COOKIE)
         token = form.get("csrf", "")
         if not session or not token:
             raise HTTPException(403, "no review session token: reload the page and try again")
         # as bytes: compare_digest raises TypeError on a str holding a non-ASCII character
-        if not hmac.compare_digest(token.encode(), self.token(session).encode()):
-            raise HTTPException(403, "the review session token does not match: reload the page")
+        if not hmac.compare_digest(token.encode(), self.token(session, reviewer).encode()):
+            raise HTTPException(
+                403,
+                "the review session token does not match (or the page was made for another"
+                " reviewer name): reload the page",
+            )
 
     async def label(self, request: Request) -> Response:
         """Store one label (see the module docstring), then show the item again."""
         me = self.who(request)
         form = await self._form(request)
-        self._check_token(request, form)
+        self._check_token(request, form, me)
         if not form.get("run"):
             raise HTTPException(400, "the form names no run (field run)")
         with self._reader() as reader:
