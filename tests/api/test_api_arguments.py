@@ -648,3 +648,26 @@ def test_fill_annotation_pool_writes_to_an_out_given_as_text(tmp_path: Path) -> 
     row = {"query_id": "q1", "memory_id": "m1", "grade": 2}
     assert api.fill_annotation_pool(str(pool), [row], str(tmp_path / "o.jsonl")) == (1, 0)
     assert '"grade":2' in (tmp_path / "o.jsonl").read_text(encoding="utf-8").replace(" ", "")
+
+
+def test_an_ab_test_or_flag_of_settings_no_test_takes_leaves_nothing_behind(
+    tmp_path: Path,
+) -> None:
+    """A rule or bounds no test has, or a delta or alpha no SPRT takes, was refused once
+    `create_ab_test` had made the results store; `create_flag` stored the flag and then
+    failed to create its test (`delta=nan`: a flag whose test is None). From Python the
+    rule was named as `--rule`, a flag Python has not."""
+    db = tmp_path / "r.db"
+    for given, error, says in [
+        ({"rule": "nope"}, memgauge.UsageError, "rule='nope': one of sprt, beta-binomial"),
+        ({"bounds": "nope"}, memgauge.UsageError, "bounds='nope': one of ville, wald"),
+        ({"delta": float("nan")}, ValueError, "delta (the minimum detectable effect) must be"),
+        ({"alpha": 2.0}, ValueError, "alpha and beta must be between 0 and 1"),
+    ]:
+        with pytest.raises(error) as raised:
+            api.create_ab_test("t", **{"delta": 0.1, **given}, store=db)
+        assert str(raised.value).startswith(says)
+        if "rule" not in given and "bounds" not in given:
+            with pytest.raises(error, match=re.escape(says)):
+                api.create_flag("f", **given, store=db)
+        assert not db.exists(), given

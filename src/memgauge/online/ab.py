@@ -19,7 +19,7 @@ from pydantic import (
 
 from memgauge._util.model import Model
 from memgauge.data.models import FiniteFloat
-from memgauge.errors import UsageError, check_number, on_command_line
+from memgauge.errors import UsageError, argument, check_number, on_command_line
 from memgauge.online.ab_report import ab_report as report_of
 from memgauge.online.ab_report import sprt_of
 from memgauge.stats.sequential import DECISION_RULES, SPRT_BOUNDS, SPRTState
@@ -136,11 +136,18 @@ _NUMBERS = (
 
 
 def check_settings(config: Mapping[str, Any]) -> None:
-    """TypeError naming a setting of a test's configuration that is not a number, as it came
-    from Python: stored, it would fail every later read of the test."""
+    """A test's configuration refused before a store is made or a flag stored without its
+    test: a TypeError naming a setting that is not a number, as it came from Python (stored,
+    it would fail every later read of the test); a UsageError for an unknown rule or bounds;
+    a ValueError for a delta, alpha or beta no SPRT takes (`delta=nan`, `alpha=2`)."""
     for key in _NUMBERS:
         if key in config:
             check_number(key, config[key], whole=key == "min_samples")
+    for key, default, known in (("rule", "sprt", DECISION_RULES), ("bounds", "ville", SPRT_BOUNDS)):
+        if (value := config.get(key, default)) not in known:
+            raise UsageError(f"{argument(key, repr(value))}: one of {', '.join(known)}")
+    if {"delta", "alpha", "beta"} <= config.keys():
+        sprt_of(config)
 
 
 def create_test(
@@ -159,12 +166,6 @@ def create_test(
     settings (unless `exist_ok`: the test that holds it is kept); a TypeError naming a
     setting that is not a number (`check_settings`)."""
     check_settings(config)
-    rule = config.get("rule", "sprt")
-    if rule not in DECISION_RULES:
-        raise UsageError(f"--rule {rule!r}: one of {', '.join(DECISION_RULES)}")
-    bounds = config.get("bounds", "ville")
-    if bounds not in SPRT_BOUNDS:
-        raise UsageError(f"--bounds {bounds!r}: one of {', '.join(SPRT_BOUNDS)}")
     sprt = sprt_of(config)
     created = store.create(
         name,
