@@ -182,8 +182,8 @@ def create_test(
         other = next((k for k in asked if has.get(k) != asked[k]), None)
         if other is not None:
             raise UsageError(
-                f"an A/B test called {name!r} exists with {other} {has.get(other)}, not"
-                f" {asked[other]}; pick another name"
+                f"an A/B test called {name!r} exists with {argument(other)} {has.get(other)},"
+                f" not {asked[other]}; pick another name"
             )
     return created
 
