@@ -10,6 +10,7 @@ with "'int' object has no attribute 'create_run'", `k="10"` with "'<' not suppor
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -656,18 +657,27 @@ def test_an_ab_test_or_flag_of_settings_no_test_takes_leaves_nothing_behind(
     """A rule or bounds no test has, or a delta or alpha no SPRT takes, was refused once
     `create_ab_test` had made the results store; `create_flag` stored the flag and then
     failed to create its test (`delta=nan`: a flag whose test is None). From Python the
-    rule was named as `--rule`, a flag Python has not."""
+    rule was named as `--rule`, a flag Python has not. The numbers `ab create`'s options
+    bound went unchecked from Python: `min_samples=-1` stored, `improvement=nan` a NOT NULL
+    error of the store's, `min_samples=10**20` an OverflowError."""
     db = tmp_path / "r.db"
     for given, error, says in [
         ({"rule": "nope"}, memgauge.UsageError, "rule='nope': one of sprt, beta-binomial"),
         ({"bounds": "nope"}, memgauge.UsageError, "bounds='nope': one of ville, wald"),
         ({"delta": float("nan")}, ValueError, "delta (the minimum detectable effect) must be"),
         ({"alpha": 2.0}, ValueError, "alpha and beta must be between 0 and 1"),
+        # stored as given (a NaN in the test's JSON), or a NOT NULL or overflow error
+        ({"improvement": math.nan}, memgauge.UsageError, "improvement=nan: a finite"),
+        ({"max_latency_increase": -0.1}, memgauge.UsageError, "max_latency_increase=-0.1: a"),
+        ({"prob_threshold": math.nan}, memgauge.UsageError, "prob_threshold=nan: more than"),
+        ({"prob_threshold": 1.0}, memgauge.UsageError, "prob_threshold=1.0: more than 0.5"),
+        ({"min_samples": -1}, memgauge.UsageError, "min_samples=-1: from 2 to 2,147,483,647"),
+        ({"min_samples": 10**20}, memgauge.UsageError, "min_samples=100000000000000000000"),
     ]:
         with pytest.raises(error) as raised:
             api.create_ab_test("t", **{"delta": 0.1, **given}, store=db)
         assert str(raised.value).startswith(says)
-        if "rule" not in given and "bounds" not in given:
+        if {"delta", "alpha"} & given.keys():
             with pytest.raises(error, match=re.escape(says)):
                 api.create_flag("f", **given, store=db)
         assert not db.exists(), given

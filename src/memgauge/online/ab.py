@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from memgauge._util.model import Model
+from memgauge._util.numbers import INT32_MAX
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError, argument, check_number, on_command_line
 from memgauge.online.ab_report import ab_report as report_of
@@ -135,14 +136,33 @@ _NUMBERS = (
 )
 
 
+#: the numbers `ab create`'s options take, as (least, most, what to give): from Python they
+#: went unchecked (`min_samples=-1` and `prob_threshold=nan` stored, `improvement=nan` a NOT
+#: NULL error of the store's); `prob_threshold`'s ends are open
+_RANGES = {
+    "min_samples": (2, INT32_MAX, f"from 2 to {INT32_MAX:,} pairs"),
+    "improvement": (-math.inf, math.inf, "a finite improvement (e.g. 0.03)"),
+    "max_latency_increase": (0.0, math.inf, "a finite fraction, at least 0"),
+    "prob_threshold": (0.5, 1.0, "more than 0.5 and less than 1"),
+}
+
+
 def check_settings(config: Mapping[str, Any]) -> None:
     """A test's configuration refused before a store is made or a flag stored without its
     test: a TypeError naming a setting that is not a number, as it came from Python (stored,
-    it would fail every later read of the test); a UsageError for an unknown rule or bounds;
+    it would fail every later read of the test); a UsageError for one out of its range
+    (`_RANGES`), or an unknown rule or bounds;
     a ValueError for a delta, alpha or beta no SPRT takes (`delta=nan`, `alpha=2`)."""
     for key in _NUMBERS:
         if key in config:
             check_number(key, config[key], whole=key == "min_samples")
+    for key, (least, most, says) in _RANGES.items():
+        value = config.get(key)
+        if value is None:
+            continue
+        ends = (least, most) if key == "prob_threshold" else ()
+        if not (math.isfinite(value) and least <= value <= most) or value in ends:
+            raise UsageError(f"{argument(key, value)}: {says}")
     for key, default, known in (("rule", "sprt", DECISION_RULES), ("bounds", "ville", SPRT_BOUNDS)):
         if (value := config.get(key, default)) not in known:
             raise UsageError(f"{argument(key, repr(value))}: one of {', '.join(known)}")
