@@ -113,3 +113,8 @@ def test_bench_systems_keeps_a_dataset_directory_it_reads(
     err = " ".join(capsys.readouterr().err.split())
     assert f"--write-suite names {ds / 'queries.jsonl'}, the --dataset the" in err, err
     assert (ds / "queries.jsonl").read_bytes() == queries
+    # beside D's files, not one of them: written, and again over the suite written there
+    for _ in range(2):
+        assert main([*args, "--no-store", "--write-suite", str(ds / "suite.yaml")]) == 0
+    assert "dataset" in (ds / "suite.yaml").read_text(encoding="utf-8")
+    assert (ds / "queries.jsonl").read_bytes() == queries
