@@ -21,8 +21,8 @@ from memgauge._util.model import Model
 from memgauge._util.numbers import INT32_MAX
 from memgauge.data.models import FiniteFloat
 from memgauge.errors import UsageError, argument, check_number, on_command_line
+from memgauge.online.ab_report import STORED_DEFAULTS, sprt_of
 from memgauge.online.ab_report import ab_report as report_of
-from memgauge.online.ab_report import sprt_of
 from memgauge.stats.sequential import DECISION_RULES, SPRT_BOUNDS, SPRTState
 from memgauge.store.ab_tests import ABTestStore
 
@@ -163,8 +163,8 @@ def check_settings(config: Mapping[str, Any]) -> None:
         ends = (least, most) if key == "prob_threshold" else ()
         if not (math.isfinite(value) and least <= value <= most) or value in ends:
             raise UsageError(f"{argument(key, value)}: {says}")
-    for key, default, known in (("rule", "sprt", DECISION_RULES), ("bounds", "ville", SPRT_BOUNDS)):
-        if (value := config.get(key, default)) not in known:
+    for key, known in (("rule", DECISION_RULES), ("bounds", SPRT_BOUNDS)):
+        if (value := config.get(key, STORED_DEFAULTS[key])) not in known:
             raise UsageError(f"{argument(key, repr(value))}: one of {', '.join(known)}")
     if {"delta", "alpha", "beta"} <= config.keys():
         sprt_of(config)
@@ -198,7 +198,8 @@ def create_test(
     if not created and not exist_ok:
         held = store.get(name) or {}
         asked = {"metric": metric, **json.loads(json.dumps(dict(config)))}
-        has = {"metric": held.get("metric"), **(held.get("config") or {})}
+        # a setting the stored test lacks is its default (a flag's test has no bounds)
+        has = {"metric": held.get("metric"), **STORED_DEFAULTS, **(held.get("config") or {})}
         other = next((k for k in asked if has.get(k) != asked[k]), None)
         if other is not None:
             raise UsageError(
