@@ -614,6 +614,9 @@ class _BytesPath(os.PathLike[bytes]):
         (lambda db, p: api.fill_annotation_pool(p, [], "out.jsonl"), "pool"),
         (lambda db, p: api.fill_annotation_pool("pool.jsonl", [], p), "out"),
         (lambda db, p: api.load_dataset(p), "path"),
+        (lambda db, p: api.synth(p, "out"), "memories"),
+        (lambda db, p: api.synth("memories.jsonl", p), "out_dir"),
+        (lambda db, p: api.optimize(p), "suite"),
     ],
 )
 def test_every_path_taken_from_python_is_checked_by_its_keyword(
@@ -681,3 +684,10 @@ def test_an_ab_test_or_flag_of_settings_no_test_takes_leaves_nothing_behind(
             with pytest.raises(error, match=re.escape(says)):
                 api.create_flag("f", **given, store=db)
         assert not db.exists(), given
+
+
+def test_configure_llm_names_a_cache_that_is_no_path() -> None:
+    """`configure_llm(llm_cache=7)` was pathlib's "expected str, bytes or os.PathLike
+    object", naming no argument (raised before the process's cache is changed)."""
+    with pytest.raises(TypeError, match=r"^llm_cache takes a path, got int 7$"):
+        api.configure_llm(llm_cache=7)  # type: ignore[arg-type]
