@@ -257,12 +257,14 @@ def check_name(name: str, value: object) -> None:
 
 def check_path(name: str, value: object, instead: type | None = None) -> None:
     """TypeError naming the argument `name` unless `value` is a path (a string or any
-    os.PathLike, as `Path` takes) or an `instead`; UsageError for an empty one (which `Path`
+    os.PathLike of one, as `Path` takes) or an `instead`; UsageError for an empty one (which `Path`
     reads as the current directory)."""
     if not isinstance(value, str | os.PathLike | (instead or Path)):
         also = f" or a {instead.__name__}" if instead else ""
         raise TypeError(f"{name} takes a path{also}, got {type(value).__name__} {value!r}")
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
+        if not isinstance(value, str):  # `Path` takes no bytes, and named no argument
+            raise TypeError(f"{name} takes a path of text, got {type(value).__name__} {value!r}")
     if isinstance(value, str) and not value.strip():
         raise UsageError(f"{name} {value!r}: give a path")

@@ -10,6 +10,7 @@ with "'int' object has no attribute 'create_run'", `k="10"` with "'<' not suppor
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -249,7 +250,7 @@ def test_read_run_and_export_runs_name_a_wrong_run_id(tmp_path: Path) -> None:
         api.export_runs([5], store=db)  # type: ignore[list-item]
     with pytest.raises(memgauge.UsageError, match="run_ids: give at least one run id"):
         api.export_runs([], store=db)
-    with pytest.raises(TypeError, match="path takes the bundle's path, got NoneType"):
+    with pytest.raises(TypeError, match="path takes a path, got NoneType"):
         api.import_runs(None, store=db)  # type: ignore[arg-type]
 
 
@@ -590,3 +591,103 @@ def test_plan_audit_names_its_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "scoring=offline judges nothing: drop one of them (scoring=judge uses" in said[2]
     assert said[3].startswith("scoring=judge needs a model: judge_model, model,"), said
     assert not any("--" in s for s in said), said
+
+
+class _BytesPath(os.PathLike[bytes]):
+    """An os.PathLike of bytes (as `os.DirEntry(b"...")` is), which `Path` refuses."""
+
+    def __fspath__(self) -> bytes:
+        return b"/tmp/x"
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda db, p: api.validate_file(p), "path"),
+        (lambda db, p: api.score_trec_run(p, "run.txt", ["RR"], _config()), "qrels"),
+        (lambda db, p: api.score_trec_run("qrels.txt", p, ["RR"], _config()), "run"),
+        (lambda db, p: api.add_ab_pairs("t", p, store=db), "pairs_file"),
+        (lambda db, p: api.import_traces(p), "path"),
+        (lambda db, p: api.import_traces("t.jsonl", out=p), "out"),
+        (lambda db, p: api.import_spans(p, store=db), "path"),
+        (lambda db, p: api.import_runs(p, store=db), "path"),
+        (lambda db, p: api.fill_annotation_pool(p, [], "out.jsonl"), "pool"),
+        (lambda db, p: api.fill_annotation_pool("pool.jsonl", [], p), "out"),
+        (lambda db, p: api.load_dataset(p), "path"),
+        (lambda db, p: api.synth(p, "out"), "memories"),
+        (lambda db, p: api.synth("memories.jsonl", p), "out_dir"),
+        (lambda db, p: api.optimize(p), "suite"),
+    ],
+)
+def test_every_path_taken_from_python_is_checked_by_its_keyword(
+    tmp_path: Path, call: Any, says: str
+) -> None:
+    """These read or wrote before they named what they took: a number was pathlib's
+    "expected str, bytes or os.PathLike object, not int" (import_runs had its own check);
+    an os.PathLike of bytes passed `check_path` and met `Path`'s TypeError, naming no
+    argument; a str `out` of fill_annotation_pool was "'str' object has no attribute
+    'parent'" once the pool was read."""
+    db = tmp_path / "r.db"
+    with pytest.raises(TypeError, match=rf"^{says} takes a path, got int 7$"):
+        call(db, 7)
+    with pytest.raises(TypeError, match=rf"^{says} takes a path of text, got bytes"):
+        call(db, _BytesPath())
+    with pytest.raises(memgauge.UsageError, match=rf"^{says} '': give a path$"):
+        call(db, "")
+    assert not db.exists()
+
+
+def _config() -> Any:
+    from memgauge.metrics import MetricConfig
+
+    return MetricConfig()
+
+
+def test_fill_annotation_pool_writes_to_an_out_given_as_text(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(
+        '{"query_id": "q1", "query": "where", "candidates": [{"memory_id": "m1"}]}\n',
+        encoding="utf-8",
+    )
+    row = {"query_id": "q1", "memory_id": "m1", "grade": 2}
+    assert api.fill_annotation_pool(str(pool), [row], str(tmp_path / "o.jsonl")) == (1, 0)
+    assert '"grade":2' in (tmp_path / "o.jsonl").read_text(encoding="utf-8").replace(" ", "")
+
+
+def test_an_ab_test_or_flag_of_settings_no_test_takes_leaves_nothing_behind(
+    tmp_path: Path,
+) -> None:
+    """A rule or bounds no test has, or a delta or alpha no SPRT takes, was refused once
+    `create_ab_test` had made the results store; `create_flag` stored the flag and then
+    failed to create its test (`delta=nan`: a flag whose test is None). From Python the
+    rule was named as `--rule`, a flag Python has not. The numbers `ab create`'s options
+    bound went unchecked from Python: `min_samples=-1` stored, `improvement=nan` a NOT NULL
+    error of the store's, `min_samples=10**20` an OverflowError."""
+    db = tmp_path / "r.db"
+    for given, error, says in [
+        ({"rule": "nope"}, memgauge.UsageError, "rule='nope': one of sprt, beta-binomial"),
+        ({"bounds": "nope"}, memgauge.UsageError, "bounds='nope': one of ville, wald"),
+        ({"delta": float("nan")}, ValueError, "delta (the minimum detectable effect) must be"),
+        ({"alpha": 2.0}, ValueError, "alpha and beta must be between 0 and 1"),
+        # stored as given (a NaN in the test's JSON), or a NOT NULL or overflow error
+        ({"improvement": math.nan}, memgauge.UsageError, "improvement=nan: a finite"),
+        ({"max_latency_increase": -0.1}, memgauge.UsageError, "max_latency_increase=-0.1: a"),
+        ({"prob_threshold": math.nan}, memgauge.UsageError, "prob_threshold=nan: more than"),
+        ({"prob_threshold": 1.0}, memgauge.UsageError, "prob_threshold=1.0: more than 0.5"),
+        ({"min_samples": -1}, memgauge.UsageError, "min_samples=-1: from 2 to 2,147,483,647"),
+        ({"min_samples": 10**20}, memgauge.UsageError, "min_samples=100000000000000000000"),
+    ]:
+        with pytest.raises(error) as raised:
+            api.create_ab_test("t", **{"delta": 0.1, **given}, store=db)
+        assert str(raised.value).startswith(says)
+        if {"delta", "alpha"} & given.keys():
+            with pytest.raises(error, match=re.escape(says)):
+                api.create_flag("f", **given, store=db)
+        assert not db.exists(), given
+
+
+def test_configure_llm_names_a_cache_that_is_no_path() -> None:
+    """`configure_llm(llm_cache=7)` was pathlib's "expected str, bytes or os.PathLike
+    object", naming no argument (raised before the process's cache is changed)."""
+    with pytest.raises(TypeError, match=r"^llm_cache takes a path, got int 7$"):
+        api.configure_llm(llm_cache=7)  # type: ignore[arg-type]

@@ -390,3 +390,17 @@ def test_ab_refusals_from_python_name_the_functions_not_the_commands(tmp_path: P
     assert paused.endswith("resume it with `pause_ab_test('P', paused=False)`"), paused
     assert binary.endswith("or use a test with rule='sprt'"), binary
     assert not [s for s in said if "--" in s or "memgauge ab" in s], said
+
+
+def test_ab_create_over_a_flags_test_of_the_same_settings_keeps_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`flags create F` stores a test with no bounds (read as Ville's); `ab create F --delta
+    0.05`, the same settings, was refused: "exists with --bounds None, not ville"."""
+    db = str(tmp_path / "r.db")
+    assert main(["flags", "create", "F", "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["ab", "create", "F", "--delta", "0.05", "--store", db]) == 0, capsys.readouterr()
+    assert capsys.readouterr().out.startswith("kept A/B test 'F'")
+    assert main(["ab", "create", "F", "--delta", "0.05", "--bounds", "wald", "--store", db]) == 2
+    assert "exists with --bounds ville, not wald" in capsys.readouterr().err

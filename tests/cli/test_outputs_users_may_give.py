@@ -60,9 +60,13 @@ def test_ab_create_run_again_keeps_its_test_and_its_pairs(
     for _ in range(2):
         assert main(["ab", "create", "reranker", "--delta", "0.05", "--store", db]) == 0
         assert main(["ab", "add", "reranker", str(pairs), "--store", db]) == 0
-    assert "(it exists with these settings, its pairs kept)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("created A/B test 'reranker'"), out
+    assert "\nkept A/B test 'reranker' on MRR (sprt): delta 0.05" in out, out
+    assert "(it exists with these settings, its pairs kept)" in out
     assert main(["ab", "create", "reranker", "--delta", "0.1", "--store", db]) == 2
-    assert "exists with delta 0.05, not 0.1; pick another name" in capsys.readouterr().err
+    # named by its flag on the command line (it said `delta 0.05`, the Python keyword)
+    assert "exists with --delta 0.05, not 0.1; pick another name" in capsys.readouterr().err
     assert main(["ab", "status", "reranker", "--store", db, "--json"]) == 0
     (report,) = json.loads(capsys.readouterr().out)
     assert report["n_pairs"] == 2
@@ -108,4 +112,9 @@ def test_bench_systems_keeps_a_dataset_directory_it_reads(
     assert main([*args, "--no-store", "--write-suite", str(ds / "queries.jsonl")]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"--write-suite names {ds / 'queries.jsonl'}, the --dataset the" in err, err
+    assert (ds / "queries.jsonl").read_bytes() == queries
+    # beside D's files, not one of them: written, and again over the suite written there
+    for _ in range(2):
+        assert main([*args, "--no-store", "--write-suite", str(ds / "suite.yaml")]) == 0
+    assert "dataset" in (ds / "suite.yaml").read_text(encoding="utf-8")
     assert (ds / "queries.jsonl").read_bytes() == queries

@@ -482,7 +482,7 @@ def test_flags_create_over_an_existing_test_takes_its_settings_and_refuses_other
     assert main(["flags", "create", "F", "--min-samples", "80", "--store", db]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert "A/B test 'F' exists with min_samples 50, not 80" in err
+    assert "A/B test 'F' exists with --min-samples 50, not 80" in err  # a flag, as ab create
     assert "memgauge flags set F --min-samples 80" in err
     assert main(["flags", "list", "--store", db, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []  # no flag written

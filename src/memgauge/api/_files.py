@@ -314,6 +314,7 @@ def validate_file(path: str | Path, kind: str | None = None) -> tuple[str, str]:
     file, line and field."""
     if kind is not None and kind not in CHECKS:
         raise UsageError(f"kind {kind!r}: use one of {', '.join(KINDS)}")
+    check_path("path", path)
     path = Path(path)
     if not path.exists():
         raise DataError(Problem(str(path), None, None, "no such file or directory"))

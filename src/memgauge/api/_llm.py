@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge.data.environment import env_path, memgauge_home
-from memgauge.errors import UsageError, argument
+from memgauge.errors import UsageError, argument, check_path
 from memgauge.llm.cache import CacheMode
 from memgauge.llm.context import configure, llm_context
 from memgauge.store.llm_cache import SQLiteResponseCache
@@ -65,6 +65,8 @@ def configure_llm(
     if sum([cache_only, no_cache, refresh_cache]) > 1:
         modes = ", ".join(argument(m) for m in ("cache_only", "no_cache", "refresh_cache"))
         raise UsageError(f"use at most one of {modes}")
+    if llm_cache not in (None, ""):  # "": the default, as the environment's empty variable
+        check_path("llm_cache", llm_cache)
     path = (
         Path(llm_cache)
         if llm_cache

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memgauge.data.trec import read_qrels, read_run_tagged
+from memgauge.errors import check_path
 from memgauge.metrics import MAX_EXP_GRADE, Measure, MetricConfig, evaluate, parse_measure
 from memgauge.metrics.ir import Evaluation, exp_gained
 
@@ -34,6 +35,8 @@ def score_trec_run(
     if isinstance(measures, str | Measure):
         raise TypeError(f"measures takes a list of measures, e.g. [{measures!r}], not one")
     parsed = [parse_measure(m) for m in measures]
+    check_path("qrels", qrels)
+    check_path("run", run)
     qrels, run = Path(qrels), Path(run)
     if exp_gained(parsed, config):  # nDCG(gains=...) has its own gains, however large a grade
         q = read_qrels(

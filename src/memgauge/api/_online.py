@@ -25,6 +25,7 @@ from memgauge.errors import (
     UsageError,
     argument,
     check_name,
+    check_path,
 )
 from memgauge.online import ab
 from memgauge.online.annotations import import_graded
@@ -101,13 +102,14 @@ def create_ab_test(
 
 
 def add_ab_pairs(
-    name: str, pairs_file: Path, *, store: Where = None
+    name: str, pairs_file: str | Path, *, store: Where = None
 ) -> tuple[int, int, SPRTState, dict[str, Any]]:
     """Feed test `name` the paired results of `pairs_file` (JSONL of `online.ab.Pair`), each
     once: (pairs added, pairs skipped because the test already holds them or the file repeats
     them, the SPRT's state after them, the test's report as `ab_test_reports` gives it). A
     pair is its query id and its values (`online.ab.pair_key`): adding a file again adds
     nothing."""
+    check_path("pairs_file", pairs_file)
     pairs = read_records(pairs_file, ab.Pair)
     with ABTestStore(results_store(store)) as opened:
         added, state, report = ab.add_pairs(opened, name, pairs)
@@ -329,6 +331,7 @@ def import_spans(path: str | Path, *, store: Where = None) -> ImportReport:
     Phoenix's flattened JSON lines; see `data.importers.spans`) into the query log of `store`,
     through the logging SDK as production logs them; the report counts what was read, logged,
     skipped and dropped. The file is read whole first: a malformed one logs nothing."""
+    check_path("path", path)
     searches, report = read_spans(path)
     log_searches(searches, store, report)
     return report

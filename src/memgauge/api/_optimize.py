@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memgauge.api._store import Where, open_store, read_store
-from memgauge.errors import UsageError, argument
+from memgauge.errors import UsageError, argument, check_path
 from memgauge.optimize import MemoryHistory, diff_iterations, find_study, run_optimization
 from memgauge.optimize import space as spaces
 from memgauge.optimize.config import resolve_config
@@ -62,6 +62,8 @@ def optimize(
     pool for the whole study (a resume may use other ones: the scores do not depend on them).
     """
     given = {**overrides, "space": _space(space)}
+    if suite is not None:
+        check_path("suite", suite)
     path = Path(suite) if suite is not None else None
     if resume is None and path is not None:
         # Optuna there, the suite and its block sound: checked before a store is made

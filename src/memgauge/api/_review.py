@@ -183,7 +183,9 @@ def write_judgments(
     write_qrels(out, qrels)
 
 
-def fill_annotation_pool(pool: Path, rows: Sequence[dict[str, Any]], out: Path) -> tuple[int, int]:
+def fill_annotation_pool(
+    pool: str | Path, rows: Sequence[dict[str, Any]], out: str | Path
+) -> tuple[int, int]:
     """Write annotation pool `pool` (as `memgauge logs annotate` wrote it) to `out` with each
     candidate that has no grade yet given the reviewed grade of its (query, memory) in `rows`
     (`review_judgments`); a grade already in the pool is kept. Returns (filled, still
@@ -191,6 +193,9 @@ def fill_annotation_pool(pool: Path, rows: Sequence[dict[str, Any]], out: Path) 
     from memgauge.data.jsonio import read_records, records_text
     from memgauge.online.annotations import GradedQuery
 
+    check_path("pool", pool)
+    check_path("out", out)
+    out = Path(out)
     graded = {(str(r["query_id"]), str(r["memory_id"])): int(r["grade"]) for r in rows}
     records = read_records(pool, GradedQuery)
     filled = left = 0

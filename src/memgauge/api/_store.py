@@ -4,7 +4,6 @@ stores as bundles."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any, Literal
 from memgauge._util.numbers import INT32_MAX, INT64_MAX
 from memgauge.data.environment import memgauge_home
 from memgauge.data.records import RunRecord
-from memgauge.errors import UsageError, named_by
+from memgauge.errors import UsageError, check_path, named_by
 from memgauge.runs.recording import InMemoryRecorder, Recorder
 from memgauge.store.bundle import export_bundle, read_bundle
 from memgauge.store.suite_runs import SuiteRunStore
@@ -224,9 +223,7 @@ def export_runs(run_ids: Sequence[str], *, store: Where = None) -> dict[str, Any
 
 def import_runs(path: str | Path, *, store: Where = None) -> list[str]:
     """Record the runs of the bundle at `path` in the store; their ids."""
-    if not isinstance(path, str | os.PathLike):
-        # pathlib's "expected str, bytes or os.PathLike object" named no argument
-        raise TypeError(f"path takes the bundle's path, got {type(path).__name__} {path!r}")
+    check_path("path", path)
     url = results_store(store)
     # PostgreSQL's INTEGER columns hold 32 bits, SQLite's 64
     most = INT32_MAX if url.dialect == "postgresql" else INT64_MAX

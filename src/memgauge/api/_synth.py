@@ -13,7 +13,7 @@ from memgauge._util.jsonout import dumps_strict
 from memgauge._util.numbers import MAX_FAILURE_RATE
 from memgauge.api._files import refuse_replacing_src
 from memgauge.data.models import Memory, RetrievalDataset
-from memgauge.errors import DataError, Problem, UsageError, argument
+from memgauge.errors import DataError, Problem, UsageError, argument, check_path
 
 if TYPE_CHECKING:
     from memgauge.synth import SynthReport
@@ -114,6 +114,8 @@ def synth(
     from memgauge.embed import CachedEmbedder, load_embedder
     from memgauge.synth import SynthConfig, synthesize
 
+    check_path("memories", memories)
+    check_path("out_dir", out_dir)
     config = SynthConfig(
         model=model,
         critic_model=critic_model,

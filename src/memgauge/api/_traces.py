@@ -13,6 +13,7 @@ from memgauge.api._store import Where, require_store, results_store
 from memgauge.data.importers import ImportReport
 from memgauge.data.importers.spans import SpanSearch
 from memgauge.data.tracing import Trace, TraceSet, read_traces
+from memgauge.errors import check_path
 from memgauge.store.traces import TracePage, TraceStore
 
 __all__ = ["TraceQuery", "import_traces", "store_traces", "stored_trace", "stored_traces"]
@@ -91,6 +92,9 @@ def import_traces(
     are logged into the query log of `store`; with `out`
     the traces are written there as JSON. The file is read whole first: a malformed one (a
     DataError naming its file, line and field) writes nothing."""
+    check_path("path", path)
+    if out is not None:
+        check_path("out", out)
     traces, report = read_traces(path)
     if keep:
         report.counts.update(store_traces(traces, store))

@@ -18,10 +18,11 @@ from pydantic import (
 )
 
 from memgauge._util.model import Model
+from memgauge._util.numbers import INT32_MAX
 from memgauge.data.models import FiniteFloat
-from memgauge.errors import UsageError, check_number, on_command_line
+from memgauge.errors import UsageError, argument, check_number, on_command_line
+from memgauge.online.ab_report import STORED_DEFAULTS, sprt_of
 from memgauge.online.ab_report import ab_report as report_of
-from memgauge.online.ab_report import sprt_of
 from memgauge.stats.sequential import DECISION_RULES, SPRT_BOUNDS, SPRTState
 from memgauge.store.ab_tests import ABTestStore
 
@@ -135,12 +136,38 @@ _NUMBERS = (
 )
 
 
+#: the numbers `ab create`'s options take, as (least, most, what to give): from Python they
+#: went unchecked (`min_samples=-1` and `prob_threshold=nan` stored, `improvement=nan` a NOT
+#: NULL error of the store's); `prob_threshold`'s ends are open
+_RANGES = {
+    "min_samples": (2, INT32_MAX, f"from 2 to {INT32_MAX:,} pairs"),
+    "improvement": (-math.inf, math.inf, "a finite improvement (e.g. 0.03)"),
+    "max_latency_increase": (0.0, math.inf, "a finite fraction, at least 0"),
+    "prob_threshold": (0.5, 1.0, "more than 0.5 and less than 1"),
+}
+
+
 def check_settings(config: Mapping[str, Any]) -> None:
-    """TypeError naming a setting of a test's configuration that is not a number, as it came
-    from Python: stored, it would fail every later read of the test."""
+    """A test's configuration refused before a store is made or a flag stored without its
+    test: a TypeError naming a setting that is not a number, as it came from Python (stored,
+    it would fail every later read of the test); a UsageError for one out of its range
+    (`_RANGES`), or an unknown rule or bounds;
+    a ValueError for a delta, alpha or beta no SPRT takes (`delta=nan`, `alpha=2`)."""
     for key in _NUMBERS:
         if key in config:
             check_number(key, config[key], whole=key == "min_samples")
+    for key, (least, most, says) in _RANGES.items():
+        value = config.get(key)
+        if value is None:
+            continue
+        ends = (least, most) if key == "prob_threshold" else ()
+        if not (math.isfinite(value) and least <= value <= most) or value in ends:
+            raise UsageError(f"{argument(key, value)}: {says}")
+    for key, known in (("rule", DECISION_RULES), ("bounds", SPRT_BOUNDS)):
+        if (value := config.get(key, STORED_DEFAULTS[key])) not in known:
+            raise UsageError(f"{argument(key, repr(value))}: one of {', '.join(known)}")
+    if {"delta", "alpha", "beta"} <= config.keys():
+        sprt_of(config)
 
 
 def create_test(
@@ -159,12 +186,6 @@ def create_test(
     settings (unless `exist_ok`: the test that holds it is kept); a TypeError naming a
     setting that is not a number (`check_settings`)."""
     check_settings(config)
-    rule = config.get("rule", "sprt")
-    if rule not in DECISION_RULES:
-        raise UsageError(f"--rule {rule!r}: one of {', '.join(DECISION_RULES)}")
-    bounds = config.get("bounds", "ville")
-    if bounds not in SPRT_BOUNDS:
-        raise UsageError(f"--bounds {bounds!r}: one of {', '.join(SPRT_BOUNDS)}")
     sprt = sprt_of(config)
     created = store.create(
         name,
@@ -177,12 +198,13 @@ def create_test(
     if not created and not exist_ok:
         held = store.get(name) or {}
         asked = {"metric": metric, **json.loads(json.dumps(dict(config)))}
-        has = {"metric": held.get("metric"), **(held.get("config") or {})}
+        # a setting the stored test lacks is its default (a flag's test has no bounds)
+        has = {"metric": held.get("metric"), **STORED_DEFAULTS, **(held.get("config") or {})}
         other = next((k for k in asked if has.get(k) != asked[k]), None)
         if other is not None:
             raise UsageError(
-                f"an A/B test called {name!r} exists with {other} {has.get(other)}, not"
-                f" {asked[other]}; pick another name"
+                f"an A/B test called {name!r} exists with {argument(other)} {has.get(other)},"
+                f" not {asked[other]}; pick another name"
             )
     return created
 

@@ -14,6 +14,7 @@ from memgauge._util.listing import counted
 from memgauge._util.numbers import fmean
 from memgauge.stats import bootstrap_ci
 from memgauge.stats.sequential import (
+    DEFAULT_BOUNDS,
     PROB_THRESHOLD,
     SPRT,
     GraduationRules,
@@ -23,7 +24,16 @@ from memgauge.stats.sequential import (
     prob_treatment_better,
 )
 
-__all__ = ["ab_report", "sprt_of", "sprt_path", "sprt_started", "sprt_text"]
+__all__ = ["STORED_DEFAULTS", "ab_report", "sprt_of", "sprt_path", "sprt_started", "sprt_text"]
+
+#: what a stored test's configuration without a setting holds: tests made before the setting
+#: was (issue 19's rule, the bounds), or by `flags create`, whose test has no rule or bounds
+STORED_DEFAULTS: dict[str, Any] = {
+    "rule": "sprt",
+    "bounds": DEFAULT_BOUNDS,
+    "prob_threshold": PROB_THRESHOLD,
+    "allow_unmeasured": False,
+}
 
 
 def sprt_of(config: Mapping[str, Any]) -> SPRT:
@@ -32,7 +42,7 @@ def sprt_of(config: Mapping[str, Any]) -> SPRT:
         delta=config["delta"],
         alpha=config["alpha"],
         beta=config["beta"],
-        bounds=config.get("bounds", "ville"),  # tests created before the choice: Ville's
+        bounds=config.get("bounds", STORED_DEFAULTS["bounds"]),
     )
 
 
@@ -86,7 +96,7 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
     p95_c = float(np.percentile(lat_c, 95)) if lat_c else None
     p95_t = float(np.percentile(lat_t, 95)) if lat_t else None
     const = [p["constitutional_delta"] for p in pairs if p["constitutional_delta"] is not None]
-    rule = cfg.get("rule", "sprt")  # tests made before issue 19 have no rule: the SPRT
+    rule = cfg.get("rule", STORED_DEFAULTS["rule"])
     decided = state
     if rule == "beta-binomial":
         # the rule decides; the SPRT's state is still kept and shown
@@ -94,7 +104,7 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
             int(sum(p["control"] for p in pairs)),
             int(sum(p["treatment"] for p in pairs)),
             len(pairs),
-            threshold=cfg.get("prob_threshold", PROB_THRESHOLD),
+            threshold=cfg.get("prob_threshold", STORED_DEFAULTS["prob_threshold"]),
             min_samples=cfg["min_samples"],
         )
         decided = dataclasses.replace(state, decision=bb)
@@ -102,7 +112,7 @@ def ab_report(test: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]]) -> di
         cfg["min_samples"],
         cfg["improvement"],
         cfg["max_latency_increase"],
-        allow_unmeasured=cfg.get("allow_unmeasured", False),
+        allow_unmeasured=cfg.get("allow_unmeasured", STORED_DEFAULTS["allow_unmeasured"]),
     )
     decision, reasons = graduation(
         decided,

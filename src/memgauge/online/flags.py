@@ -126,8 +126,9 @@ def _test_settings(
                 else f"`set_flag({name!r}, {{{key!r}: {given[key]!r}}})`"
             )
             raise UsageError(
-                f"A/B test {name!r} exists with {key} {value}, not {given[key]}: create the flag"
-                f" without {argument(key)} (it takes the test's), then {then} to change both"
+                f"A/B test {name!r} exists with {argument(key)} {value}, not {given[key]}:"
+                f" create the flag without {argument(key)} (it takes the test's), then {then}"
+                " to change both"
             )
     return held
 
