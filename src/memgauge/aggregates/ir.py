@@ -54,7 +54,7 @@ from memgauge.data.facts import IrPipeline
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Shape
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import DEFAULT_AGENT_K, pool_qrels
 from memgauge.metrics.conventions import (
@@ -239,7 +239,7 @@ class IRAggregate:
             raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
         if self.pool_judge is not None:
             if self.pool_depth is None:
-                raise UsageError("a pool judge needs a pool depth (--pool-depth N)")
+                raise UsageError(f"a pool judge needs a pool depth ({argument('pool_depth', 'N')})")
             # the judges (and the LLM layer's scorers) load only for a run that pools with one
             from memgauge.aggregates.pool_judge import relevance_judge
 
