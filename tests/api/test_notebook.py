@@ -130,12 +130,14 @@ def test_what_a_run_and_the_llm_setup_say_from_python_names_no_flag() -> None:
 @pytest.mark.parametrize(
     ("settings", "said"),
     [
-        ({"resamples": -1}, "resamples=-1: give 1 to 1,000,000"),
+        ({"resamples": -1}, "resamples=-1: give 100 to 1,000,000"),
+        # the CLI's bound: a 95% interval from 50 resamples moves with the seed
+        ({"resamples": 50}, "resamples=50: give 100 to 1,000,000"),
         ({"rel_threshold": -1}, "rel_threshold -1: give a grade of 0 or more"),
         ({"gain": "quadratic"}, "gain='quadratic': give 'exp' or 'linear'"),
         ({"sprt_bounds": "bogus"}, "sprt_bounds='bogus': give 'ville' or 'wald'"),
     ],
-    ids=["resamples", "rel_threshold", "gain", "sprt_bounds"],
+    ids=["resamples", "resamples-under-the-cli-bound", "rel_threshold", "gain", "sprt_bounds"],
 )
 def test_a_setting_out_of_range_is_named_once_by_its_keyword(
     settings: dict[str, Any], said: str
@@ -251,3 +253,15 @@ def test_ctrl_c_before_the_items_run_leaves_a_cancelled_resumable_run(tmp_path: 
     assert memgauge.read_run(run_id, store=store).status == "cancelled"
     report = memgauge.evaluate(demo_dataset(), ["lexical"], store=store, resume=run_id)
     assert (report.run_id, report.status) == (run_id, "completed")
+
+
+@pytest.mark.parametrize("n", [50, 1_000_001])
+def test_a_suites_n_resamples_has_the_bound_of_resamples(n: int) -> None:
+    """A suite's `n_resamples: 50` ran (its bound was 1) where `--resamples 50` and
+    `evaluate(resamples=50)` are refused: one bound, MIN_RESAMPLES."""
+    from memgauge.aggregates.cost import CostAggregate
+    from memgauge.aggregates.ir import IRAggregate
+
+    for aggregate in (IRAggregate, CostAggregate):
+        with pytest.raises(UsageError, match=f"n_resamples {n}: give 100 to 1,000,000"):
+            aggregate(n_resamples=n)

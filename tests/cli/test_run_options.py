@@ -144,6 +144,31 @@ def test_a_doubled_operator_is_refused_before_a_store_is_written(
 
 
 @pytest.mark.parametrize(
+    ("target", "advice"),
+    [
+        ("Recall@5==0.5", "write Recall@5===0.5 (exactly 0.5) with --fail-under"),
+        ("Recall@5<=0.5", "write Recall@5=<=0.5 (at most 0.5) with --fail-under"),
+        ("h/Recall@5>=0.5", "write h/Recall@5=>=0.5 (at least 0.5) with --fail-under"),
+        ("Recall@5!=0.5", "'!=' is no target's operator"),
+    ],
+)
+def test_a_doubled_operator_is_told_what_to_write_for_that_operator(
+    target: str, advice: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--fail-under Recall@5==0.5` was told to write `Recall@10=>= 0.6` (at least 0.6): the
+    advice of `>=` for a target of exactly 0.5. It says what to write for the operator given,
+    and what it writes is read as that operator."""
+    from memgauge.aggregates.targets import parse_fail_under
+
+    args = [*_commands(tmp_path)["evaluate"], "--store", str(tmp_path / "r.db")]
+    assert main([*args, "--fail-under", target]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert advice in err, err
+    if advice.startswith("write"):
+        assert parse_fail_under(advice.split()[1]).target.op == target.split("@5")[1][:2]
+
+
+@pytest.mark.parametrize(
     ("target", "op"), [("Recall@5=>0.5", ">"), ("retrieval/Recall@5=<0.5", "<")]
 )
 def test_an_operator_written_backwards_is_refused_in_every_target(

@@ -110,7 +110,7 @@ def test_flags_create_list_set_and_the_sdk(
         (["flags", "create", "F", "--rollout", "150"], "150"),
         (["flags", "create", "F", "--rollout", "-1"], "-1"),
         (["flags", "create", "F", "--shadow-percent", "101"], "101"),
-        (["flags", "create", "EXISTS"], "exists"),
+        (["flags", "create", "EXISTS", "--rollout", "5"], "exists with rollout_percent 0.0"),
         (["ab", "add", "EXISTS"], "PAIRS_FILE or --from-shadow"),
         (["ab", "add", "NOTEST", "--from-shadow"], "no A/B test 'NOTEST'"),
         # options that contradict each other: neither is silently dropped
@@ -424,7 +424,9 @@ def test_refusals_from_python_name_its_settings_and_functions_not_the_commands(
     said = []
     for call in (
         lambda: api.create_flag("F", {"min_samples": 80}, store=db),
-        lambda: api.create_flag("F", store=db) and api.create_flag("F", store=db),
+        lambda: (
+            api.create_flag("F", store=db) and api.create_flag("F", {"feed_ab": True}, store=db)
+        ),
         lambda: api.set_flag("G", {"rollout_percent": 5}, store=db),
     ):
         with pytest.raises(UsageError) as caught:
@@ -433,7 +435,7 @@ def test_refusals_from_python_name_its_settings_and_functions_not_the_commands(
     differs, taken, missing = said
     assert "without min_samples (it takes the test's)" in differs, differs
     assert "then `set_flag('F', {'min_samples': 80})` to change both" in differs, differs
-    assert taken.endswith("exists; change it with `set_flag`"), taken
+    assert taken.endswith("exists with feed_ab False, not True; change it with `set_flag`"), taken
     assert missing.endswith("create it with `create_flag('G')`"), missing
     assert not [s for s in said if "--" in s or "memgauge flags" in s], said
 
@@ -489,3 +491,58 @@ def test_flags_create_over_an_existing_test_takes_its_settings_and_refuses_other
     assert main(["flags", "create", "F", "--store", db]) == 0
     (flag,) = list_flags(db, "F")
     assert flag["min_samples"] == 50  # the test's, not the default 100
+
+
+def test_flags_create_run_again_keeps_the_flag_and_refuses_other_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`flags create F` run again with the same settings was refused ("exists"): a setup
+    script (docs/commands.md) could not run twice. It is kept (exit 0, "kept"); a rollout
+    changed since by `flags set` is another setting, refused naming `flags set`."""
+    db = str(tmp_path / "r.db")
+    create = ["flags", "create", "F", "--rollout", "10", "--shadow", "--store", db]
+    assert main(create) == 0
+    capsys.readouterr()
+    assert main(create) == 0
+    assert "kept feature flag 'F'" in capsys.readouterr().err
+    assert main(["flags", "set", "F", "--rollout", "20", "--store", db]) == 0
+    capsys.readouterr()
+    assert main(create) == 2
+    err = capsys.readouterr().err
+    assert "exists with rollout_percent 20.0, not 10.0; change it with `memgauge flags set`" in err
+
+
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        (["--metric", "Recall@5"], "metric MRR, not Recall@5"),
+        (["--delta", "0.1"], "delta 0.03, not 0.1"),
+        (["--allow-unmeasured"], "allow_unmeasured False, not True"),
+    ],
+)
+def test_flags_create_over_a_test_refuses_test_settings_it_would_ignore(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], named: str
+) -> None:
+    """`flags create F --delta 0.1` over a test of delta 0.03 exited 0, the test deciding at
+    0.03, silently: refused like `--min-samples`, nothing written."""
+    db = str(tmp_path / "r.db")
+    assert main(["ab", "create", "F", "--delta", "0.03", "--store", db]) == 0
+    assert main(["flags", "create", "F", *option, "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert f"A/B test 'F' exists with {named}: create the flag without {option[0]}" in err, err
+    assert main(["flags", "create", "F", "--store", db]) == 0  # none was written
+
+
+def test_flags_create_from_python_refuses_a_test_setting_by_its_keyword(tmp_path: Path) -> None:
+    from memgauge import api
+    from memgauge.errors import UsageError
+
+    db = tmp_path / "r.db"
+    api.create_ab_test("F", delta=0.03, store=db)
+    with pytest.raises(
+        UsageError,
+        match=r"exists with delta 0.03, not 0.1: create the flag"
+        r" without delta \(it takes",
+    ):
+        api.create_flag("F", delta=0.1, store=db)
+    assert api.create_flag("F", store=db) == api.create_flag("F", store=db)  # kept

@@ -547,3 +547,68 @@ def test_two_passes_on_one_state_at_once_alert_once(tmp_path: Path) -> None:
         second.join(10)
     assert (passes["first"].status, passes["second"].status) == ("fired", "idle")
     assert len(hook.requests) == 1
+
+
+def test_a_state_is_bound_to_the_store_not_to_its_relative_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state recorded the store as typed (`watched.db`): the `watched.db` of another
+    directory counted as the same configuration, its cursor and baseline applied to other
+    searches. It records the resolved path; a state written with a relative one still reads
+    (from where it was run)."""
+    state = tmp_path / "w.json"
+    here, there = tmp_path / "a", tmp_path / "b"
+    for d in (here, there):
+        d.mkdir()
+        _log(d / "watched.db", [0.5])
+    monkeypatch.chdir(here)
+    args = ["watch", "watched.db", "--once", "--state", str(state)]
+    assert main(args) == 0
+    written = json.loads(state.read_text())
+    assert written["config"]["store"] == str(here / "watched.db")
+    monkeypatch.chdir(there)
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "written by a watch of another store" in capsys.readouterr().err
+    # a state file of before: the store relative, as typed in directory a
+    state.write_text(
+        json.dumps({**written, "config": {**written["config"], "store": "watched.db"}})
+    )
+    monkeypatch.chdir(here)
+    assert main(args) == 0
+    assert json.loads(state.read_text())["config"]["store"] == str(here / "watched.db")
+    monkeypatch.chdir(there)  # rewritten resolved: b's is another store from now on
+    assert main(args) == 2
+
+
+def test_a_default_state_of_before_is_kept_by_its_store_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default state is named by the configuration, store included: one written when it
+    held the store as typed keeps its cursor for that store, and another directory's
+    `watched.db` starts its own (not refused, not sharing it)."""
+    import hashlib
+
+    from memgauge.api import memgauge_home
+
+    here, there = tmp_path / "a", tmp_path / "b"
+    for d in (here, there):
+        d.mkdir()
+        _log(d / "watched.db", [0.5])
+    monkeypatch.chdir(here)
+    args = ["watch", "watched.db", "--once", "--json"]
+    assert main(args) == 0
+    (state,) = (memgauge_home() / "watch").glob("*.json")
+    old = json.loads(state.read_text())
+    old["config"]["store"] = "watched.db"  # as a watch of before wrote it
+    name = hashlib.sha256(json.dumps(old["config"], sort_keys=True).encode()).hexdigest()[:16]
+    state.rename(state.with_name(f"{name}.json"))
+    state.with_name(f"{name}.json").write_text(json.dumps(old))
+    _log(here / "watched.db", [0.5])
+    capsys.readouterr()
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["read"] == 1  # its cursor kept: the new one
+    monkeypatch.chdir(there)
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["read"] == 1  # b's own, from its start
+    assert len(list((memgauge_home() / "watch").glob("*.json"))) == 2

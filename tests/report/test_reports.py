@@ -129,7 +129,7 @@ def test_every_report_states_the_conventions_it_was_computed_with(tmp_path: Path
         measures=("nDCG@10",),
         rel_threshold=1,
         gain="linear",
-        resamples=50,
+        resamples=100,
         store=False,
     )
     text = "relevant: grade >= 1, gain: linear, no relevant document: zero"

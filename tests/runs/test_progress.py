@@ -47,7 +47,7 @@ def test_ingest_reports_batches_per_corpus_and_the_item_total_is_the_runs() -> N
         _dataset(n * 2, 2),
         ["lexical"],
         measures=("Recall@5",),
-        resamples=20,
+        resamples=100,
         store=False,
         progress=progress,
     )

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_K",
     "MAX_REPEAT",
     "MAX_RESAMPLES",
+    "MIN_RESAMPLES",
     "N_RESAMPLES",
     "SEED_MAX",
     "digits_shown",
@@ -34,6 +35,7 @@ __all__ = [
     "parse_finite_float",
     "parse_int",
     "parse_run_score",
+    "resamples_out_of_range",
 ]
 
 INT64_MIN = -(2**63)
@@ -52,6 +54,19 @@ MAX_K = 1000
 MAX_REPEAT = 100
 #: the most bootstrap resamples: each one is a column of every measure's resample matrix
 MAX_RESAMPLES = 1_000_000
+#: the fewest: a 95% interval's bounds are its 2.5th and 97.5th percentiles, and below 100
+#: resamples each is two or three draws, an interval that moves with the seed. One bound for
+#: `--resamples`, `evaluate(resamples=)` and a suite's `n_resamples:`
+MIN_RESAMPLES = 100
+
+
+def resamples_out_of_range(n: int) -> str | None:
+    """What to give instead of `n` bootstrap resamples, or None when they are in range."""
+    if MIN_RESAMPLES <= n <= MAX_RESAMPLES:
+        return None
+    return f"give {MIN_RESAMPLES} to {MAX_RESAMPLES:,}"
+
+
 #: the bootstrap's resamples and confidence level, unless a caller sets others: every interval
 #: drawn with the defaults (an evaluator's row, an aggregate's measure, `--resamples`) draws these
 N_RESAMPLES = 1000

@@ -40,7 +40,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from memgauge._util.numbers import CONFIDENCE, MAX_RESAMPLES, N_RESAMPLES
+from memgauge._util.numbers import CONFIDENCE, N_RESAMPLES, resamples_out_of_range
 from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.cost_shapes import (
     CostFacts,
@@ -114,8 +114,8 @@ class CostAggregate:
     def __post_init__(self) -> None:
         if self.budget is not None and self.budget < 1:
             raise UsageError(f"budget {self.budget}: give a token budget of 1 or more")
-        if not 1 <= self.n_resamples <= MAX_RESAMPLES:
-            raise UsageError(f"n_resamples {self.n_resamples}: give 1 to {MAX_RESAMPLES:,}")
+        if instead := resamples_out_of_range(self.n_resamples):
+            raise UsageError(f"n_resamples {self.n_resamples}: {instead}")
         if not 0.0 < self.confidence < 1.0:
             raise UsageError(f"confidence {self.confidence}: give a level between 0 and 1")
 

@@ -24,7 +24,14 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from memgauge._util.listing import counted, some
-from memgauge._util.numbers import ALPHA, CONFIDENCE, MAX_K, MAX_RESAMPLES, MDE, N_RESAMPLES
+from memgauge._util.numbers import (
+    ALPHA,
+    CONFIDENCE,
+    MAX_K,
+    MDE,
+    N_RESAMPLES,
+    resamples_out_of_range,
+)
 from memgauge.aggregates.agent_summary import agent_metrics_for
 from memgauge.aggregates.base import Target, TaskView, shaped
 from memgauge.aggregates.expansion import expansion_impact, pre_expansion_of
@@ -47,7 +54,7 @@ from memgauge.data.facts import IrPipeline
 from memgauge.data.models import EvalQuery, RetrievalDataset
 from memgauge.data.records import AggregateResult, ItemRecord, MeasureValue
 from memgauge.data.shapes import Shape
-from memgauge.errors import UsageError
+from memgauge.errors import UsageError, argument
 from memgauge.metrics import parse_measure
 from memgauge.metrics.agent import DEFAULT_AGENT_K, pool_qrels
 from memgauge.metrics.conventions import (
@@ -223,8 +230,8 @@ class IRAggregate:
     needs_detail: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        if not 1 <= self.n_resamples <= MAX_RESAMPLES:  # a resample is a column per measure
-            raise UsageError(f"n_resamples {self.n_resamples}: give 1 to {MAX_RESAMPLES:,}")
+        if instead := resamples_out_of_range(self.n_resamples):
+            raise UsageError(f"n_resamples {self.n_resamples}: {instead}")
         if not 1 <= self.agent_k <= MAX_K:
             raise UsageError(f"agent_k {self.agent_k}: give a cutoff of 1 to {MAX_K}")
         check_rel_threshold(self.rel_threshold)  # before anything is scored
@@ -232,7 +239,7 @@ class IRAggregate:
             raise UsageError("pool depth must be >= 1 and the pool grade 0-3")
         if self.pool_judge is not None:
             if self.pool_depth is None:
-                raise UsageError("a pool judge needs a pool depth (--pool-depth N)")
+                raise UsageError(f"a pool judge needs a pool depth ({argument('pool_depth', 'N')})")
             # the judges (and the LLM layer's scorers) load only for a run that pools with one
             from memgauge.aggregates.pool_judge import relevance_judge
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from memgauge._util.listing import counted
 from memgauge.data.models import EvalQuery, Memory, RetrievalDataset
+from memgauge.errors import argument
 from memgauge.metrics import Counts, MetricConfig, evaluate_ranked, parse_measure
 from memgauge.metrics.conventions import DEFAULT_NO_RELEVANT, Gain, NoRelevant
 from memgauge.metrics.longmemeval import turn2session, vacuous_recall_all
@@ -88,7 +89,7 @@ def ir_values(
             whose = counted(len(sev.short), "query's", "queries'")
             notes.append(
                 f"session measures: {whose} hits ran out before LongMemEval's "
-                f"grown cutoff (it ranks the whole corpus); search deeper than --k {k} for "
+                f"grown cutoff (it ranks the whole corpus); search deeper than {argument('k', k)} for "
                 "its exact values"
             )
     ordered = {str(m): values[str(m)] for m in dict.fromkeys(parsed)}

@@ -88,10 +88,11 @@ def _canonical(name: str) -> str:
     return str(parse_measure(name)) if is_measure(name) else name
 
 
-def parse_measure_ref(text: str, *, where: str) -> MeasureRef:
-    """`[SUBJECT/][TASK/]NAME` -> the measures it names; UsageError naming `where`. More than
-    three parts name a subject, task or measure whose name holds a '/' (`MeasureRef.matches`
-    tries every way of reading them)."""
+def parse_measure_ref(text: str, *, where: str, target: float | str | None = None) -> MeasureRef:
+    """`[SUBJECT/][TASK/]NAME` -> the measures it names; UsageError naming `where` (and, for a
+    name ending in an operator, what to write with `target`, the value it was given). More
+    than three parts name a subject, task or measure whose name holds a '/'
+    (`MeasureRef.matches` tries every way of reading them)."""
     parts = text.strip().split("/")
     if not all(p.strip() for p in parts):
         raise UsageError(f"{where}: MEASURE is [SUBJECT/][TASK/]NAME, e.g. hybrid/recall/nDCG@10")
@@ -99,11 +100,7 @@ def parse_measure_ref(text: str, *, where: str) -> MeasureRef:
     if name.rstrip()[-1] in "=<>!":
         # `Recall@5==0.5`, `Recall@5<=0.5` read as a measure `Recall@5=` / `Recall@5<`,
         # refused only once the run had ended, its measures listed as if the name were a typo
-        raise UsageError(
-            f"{where}: {text.strip()!r} ends in an operator; an operator belongs to the "
-            "target: Recall@10=>= 0.6 or Recall@10=0.6 (at least 0.6) with --fail-under, "
-            "{'Recall@10': '>= 0.6'} as a threshold"
-        )
+        raise UsageError(f"{where}: {text.strip()!r} ends in an operator; {_meant(text, target)}")
     base = name.split("@")[0]
     if name.count("@") > 1 and (is_measure(base) or is_measure(f"{base}@1")):
         # `Recall@5@3`: an IR measure with a second cutoff, refused only once the run had ended
@@ -179,6 +176,30 @@ def _refuse_backwards(text: str, where: str, measure: str | None = None) -> None
     )
 
 
+#: what a target of each operator means, for the advice that says how to write one
+_MEANING = {">=": "at least", "<=": "at most", "==": "exactly"}
+
+
+def _meant(text: str, target: float | str | None) -> str:
+    """What to write for `text`, a measure ending in an operator (`Recall@5=` of
+    `Recall@5==0.5`: the '=' that follows was read as the separator), given `target`."""
+    measure = text.strip().rstrip("=<>!").rstrip()
+    tail = text.strip()[len(measure) :].strip()  # `=`, `<` (its `=` the separator) or `<=`
+    op = tail if len(tail) > 1 else tail + "="
+    value = f"{target:g}" if isinstance(target, int | float) else str(target or "").strip()
+    value = value if value and not value.startswith(tuple("=<>!")) else "N"
+    if op not in _MEANING:  # `!=`
+        return (
+            f"'{op}' is no target's operator: one of >=, >, <=, <, == after MEASURE= (e.g."
+            f" {measure}=<= {value})"
+        )
+    return (
+        f"the operator belongs to the target, after MEASURE=: write {measure}={op}{value}"
+        f" ({_MEANING[op]} {value}) with --fail-under, {{{measure!r}: '{op} {value}'}} as a"
+        " threshold"
+    )
+
+
 def _proportion(name: str) -> bool:
     """Whether `name` is a retrieval measure with values from 0 to 1 (the counts are not)."""
     return is_measure(name) and parse_measure(name).name not in AGGREGATION
@@ -209,7 +230,7 @@ def requirement(measure: str, target: float | str, *, where: str) -> Requirement
     """The target `target` (`parse_target`) on the measures `measure` names
     (`[SUBJECT/][TASK/]NAME`), set by `--fail-under` or a threshold given apart from its
     measure (the pytest plug-in's); UsageError naming `where`."""
-    ref = parse_measure_ref(measure, where=where)
+    ref = parse_measure_ref(measure, where=where, target=target)
     op, value = parse_target(target, where=where, measure=ref.name)
     return Requirement(ref.name, Target(ref.name, op, value, "--fail-under"), ref.subject, ref.task)
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memgauge._util.numbers import ALPHA, BETA, MDE
 from memgauge.api._store import Where, require_store, results_store
 from memgauge.online import flags as _flags
 from memgauge.online.ab import check_settings
-from memgauge.stats.sequential import DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
+from memgauge.stats.sequential import SPRTState
 from memgauge.store.url import FLAGS
 
 __all__ = ["add_ab_from_shadow", "create_flag", "feature_flags", "set_flag"]
@@ -21,11 +20,11 @@ def create_flag(
     name: str,
     settings: Mapping[str, Any] | None = None,
     *,
-    metric: str = "MRR",
-    delta: float = MDE,
-    alpha: float = ALPHA,
-    beta: float = BETA,
-    max_latency_increase: float = DEFAULT_GRADUATION.max_latency_increase,
+    metric: str | None = None,
+    delta: float | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    max_latency_increase: float | None = None,
     allow_unmeasured: bool = False,
     store: Where = None,
 ) -> dict[str, Any]:
@@ -33,19 +32,27 @@ def create_flag(
     `shadow_percent`, `min_samples`, `graduation_threshold`, `feed_ab`; those missing or None
     take seed 002's defaults: rollout 0%, shadowing off at 10%, 100 samples, threshold 0.03,
     not feeding its test by itself) and its A/B test on `metric` (an SPRT for `delta` at
-    `alpha`, `beta`; see `create_ab_test`), unless a test of that name exists. A UsageError
-    for a setting out of range or a name taken."""
+    `alpha`, `beta`; see `create_ab_test`; None: seed 002's MRR, delta 0.05, alpha 0.05, beta 0.20), unless a
+    test of that name exists: the flag then takes its settings. A flag of that name with the
+    same settings is kept (a setup run again). A UsageError for a setting out of range, a
+    name taken by a flag of other settings, or a test setting given that the test has not."""
     test = {
+        "metric": metric,
         "delta": delta,
         "alpha": alpha,
         "beta": beta,
         "max_latency_increase": max_latency_increase,
-        "rule": "sprt",
-        "prob_threshold": PROB_THRESHOLD,
         "allow_unmeasured": allow_unmeasured,
     }
-    check_settings(test)  # before the store is opened (or made)
-    return _flags.create_flag(results_store(store), name, settings or {}, test, metric=metric)
+    return flag_created(name, settings, test, store)[0]
+
+
+def flag_created(
+    name: str, settings: Mapping[str, Any] | None, test: Mapping[str, Any], store: Where
+) -> tuple[dict[str, Any], bool]:
+    """`create_flag`'s flag, and whether it was created (False: kept, as it was)."""
+    check_settings({k: v for k, v in test.items() if v is not None})  # before the store is made
+    return _flags.create_flag(results_store(store), name, settings or {}, test)
 
 
 def set_flag(name: str, settings: Mapping[str, Any], *, store: Where = None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Unpack, get_args
 
-from memgauge._util.numbers import MAX_RESAMPLES, MDE, N_RESAMPLES
+from memgauge._util.numbers import MDE, N_RESAMPLES, resamples_out_of_range
 from memgauge.aggregates.base import TaskView
 from memgauge.aggregates.ir import DEFAULT_MEASURES
 from memgauge.aggregates.mean import summarize_items
@@ -302,8 +302,8 @@ def _check_settings(
                 f" {', '.join(known)}"
             )
     whole_number("resamples", resamples, optional=False)
-    if isinstance(resamples, int) and not 1 <= resamples <= MAX_RESAMPLES:
-        raise UsageError(f"{argument('resamples', resamples)}: give 1 to {MAX_RESAMPLES:,}")
+    if isinstance(resamples, int) and (instead := resamples_out_of_range(resamples)):
+        raise UsageError(f"{argument('resamples', resamples)}: {instead}")
     for name in (
         "k",
         "rel_threshold",

@@ -13,6 +13,7 @@ never one twice.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 
 from memgauge._util.files import exclusive_lock
 from memgauge.aggregates.targets import By
+from memgauge.api._store import memgauge_home
 from memgauge.errors import UsageError, argument
 from memgauge.online.watch import (
     ALERT_EVENT,
@@ -32,6 +34,7 @@ from memgauge.online.watch import (
     WindowMeasure,
     in_sample,
     parse_time,
+    resolved_store,
     window_measures,
 )
 from memgauge.store.url import StoreURL
@@ -103,9 +106,12 @@ class WatchConfig:
                 raise UsageError(f"{webhook}: give an http:// or https:// URL")
 
     def key(self) -> dict[str, Any]:
-        """What the state is bound to: the filters, the sample rate and the measures."""
+        """What the state is bound to: the store (a SQLite file by its resolved path: the
+        same relative path from another directory is another store), the filters, the sample
+        rate and the measures."""
+        path = self.store.path
         key = {
-            "store": str(self.store),
+            "store": str(self.store if path is None else path.resolve()),
             "filters": self.filters.as_dict(),
             "rate": self.rate,
             "measures": list(self.measures),
@@ -113,6 +119,27 @@ class WatchConfig:
         # as the state file holds it (tuples read back as lists), so the two compare equal
         loaded: dict[str, Any] = json.loads(json.dumps(key))
         return loaded
+
+    def default_state(self) -> Path:
+        """One state file per store and configuration under MEMGAUGE_HOME/watch, so that two
+        watches over other filters never share a cursor or a baseline; the one of before the
+        configuration held the store's resolved path (named by the store as typed) while it
+        is this store's."""
+        key = self.key()
+        path = _state_of(key)
+        before = _state_of({**key, "store": str(self.store)})
+        if path.exists() or not before.is_file():
+            return path
+        try:
+            held = resolved_store(WatchState.read(before).config)
+        except (OSError, ValueError, RecursionError):
+            return path
+        return before if held == key else path
+
+
+def _state_of(key: dict[str, Any]) -> Path:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return memgauge_home() / "watch" / f"{digest}.json"
 
 
 @dataclass

@@ -19,12 +19,20 @@ from typing import Any
 
 import click
 
-from memgauge._util.numbers import INT32_MAX, MAX_K, MAX_RESAMPLES, N_RESAMPLES, SEED_MAX
+from memgauge._util.numbers import (
+    INT32_MAX,
+    MAX_K,
+    MAX_RESAMPLES,
+    MIN_RESAMPLES,
+    N_RESAMPLES,
+    SEED_MAX,
+)
 
 __all__ = [
     "COUNT_MAX",
     "MAX_K",
     "MAX_RESAMPLES",
+    "MIN_RESAMPLES",
     "N_RESAMPLES",
     "SEED",
     "Integer",

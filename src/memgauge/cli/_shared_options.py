@@ -17,7 +17,7 @@ import click
 
 from memgauge._util.numbers import ALPHA, BETA, MDE
 from memgauge.cli._common import OUT_DIR, Command, apply_options, choice_option
-from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, N_RESAMPLES, integer, number
+from memgauge.cli._numbers import MAX_K, MAX_RESAMPLES, MIN_RESAMPLES, N_RESAMPLES, integer, number
 
 if TYPE_CHECKING:
     from click.decorators import FC
@@ -49,7 +49,7 @@ __all__ = [
 #: `--resamples N`: the bootstrap's resamples of every CI a retrieval run reports
 resamples_option = click.option(
     "--resamples",
-    type=integer(100, MAX_RESAMPLES),
+    type=integer(MIN_RESAMPLES, MAX_RESAMPLES),
     default=N_RESAMPLES,
     help="Bootstrap resamples.",
 )

@@ -12,6 +12,7 @@ from rich.table import Table
 from memgauge import api
 from memgauge._util.jsonout import dumps_strict
 from memgauge._util.listing import counted
+from memgauge.api._flags import flag_created
 from memgauge.cli._common import (
     apply_options,
     console,
@@ -106,30 +107,26 @@ def _values(options: dict[str, Any]) -> dict[str, Any]:
 @flags.command()
 @click.argument("name")
 @_settings
-@click.option("--metric", default="MRR", help="The A/B test's metric.")
-@mde_option("--delta", "The A/B test's minimum detectable effect.")
+@click.option("--metric", help="The A/B test's metric (default MRR).")
+@mde_option("--delta", "The A/B test's minimum detectable effect (default 0.05).", default=None)
 @allow_unmeasured_option
 @store_option
 @json_option()
 def create(
     name: str,
-    metric: str,
-    delta: float,
+    metric: str | None,
+    delta: float | None,
     allow_unmeasured: bool,
     store_path: str | None,
     as_json: bool,
     **options: Any,
 ) -> None:
     """Create flag NAME (rollout 0%, shadowing off, 100 samples, threshold 0.03 unless given)
-    and its A/B test NAME."""
-    row = api.create_flag(
-        name,
-        _values(options),
-        metric=metric,
-        delta=delta,
-        allow_unmeasured=allow_unmeasured,
-        store=store_path,
-    )
+    and its A/B test NAME, or keep the flag NAME of these settings."""
+    test = {"metric": metric, "delta": delta, "allow_unmeasured": allow_unmeasured}
+    row, created = flag_created(name, _values(options), test, store_path)
+    if not created and not as_json:
+        click.echo(f"kept feature flag {name!r} (it exists with these settings)", err=True)
     _print([row], as_json)
 
 

@@ -3,8 +3,6 @@ when the gate's rule fires (`memgauge.api._watch`)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -26,13 +24,6 @@ from memgauge.cli._shared_options import (
 )
 
 __all__ = ["watch"]
-
-
-def _default_state(key: dict[str, object]) -> Path:
-    """One state file per store and configuration under MEMGAUGE_HOME/watch, so that two
-    watches over other filters never share a cursor or a baseline."""
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    return api.memgauge_home() / "watch" / f"{digest}.json"
 
 
 def _line(p: api.WatchPass) -> str:
@@ -172,7 +163,7 @@ def watch(
         by="ci-upper" if by == "ci-upper" else "point",
         **given,
     )
-    cfg = replace(cfg, state=state_path or _default_state(cfg.key()))
+    cfg = replace(cfg, state=state_path or cfg.default_state())
     # a state file of another configuration is bad input (2) before any pass, loop or not
     api.WatchState.load(cfg.state, cfg.key())
     limit = 1 if once else passes

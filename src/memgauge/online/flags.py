@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memgauge._util.numbers import ALPHA, BETA, MDE
 from memgauge.errors import UsageError, argument, check_name, check_number, on_command_line
 from memgauge.online import ab
 from memgauge.online.shadow import Search, ShadowRunner, bucket
-from memgauge.stats.sequential import DEFAULT_GRADUATION, SPRTState
+from memgauge.stats.sequential import DEFAULT_GRADUATION, PROB_THRESHOLD, SPRTState
 from memgauge.store.ab_tests import ABTestStore
 from memgauge.store.flags import FLAG_FIELDS, FlagStore
 from memgauge.store.seed_rows import metric_family
@@ -110,10 +111,11 @@ _TEST_KEYS = {"min_samples": "min_samples", "graduation_threshold": "improvement
 
 
 def _test_settings(
-    name: str, test: Mapping[str, Any] | None, given: Mapping[str, Any]
+    name: str, test: Mapping[str, Any] | None, given: Mapping[str, Any], asked: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The settings a flag created over an existing A/B test takes from it (so the two agree);
-    a UsageError when `given` sets one of them otherwise (the test would decide on its own)."""
+    a UsageError when `given` (the flag's settings) or `asked` (the test's: metric, delta...)
+    sets one of them otherwise (the test would decide on its own)."""
     if test is None:
         return {}
     held = {k: test["config"][v] for k, v in _TEST_KEYS.items()}
@@ -130,6 +132,13 @@ def _test_settings(
                 f" create the flag without {argument(key)} (it takes the test's), then {then}"
                 " to change both"
             )
+    has = {"metric": test["metric"], "allow_unmeasured": False, **test["config"]}
+    for key, value in asked.items():
+        if has.get(key, value) != value:
+            raise UsageError(
+                f"A/B test {name!r} exists with {key} {has[key]}, not {value}: create the flag"
+                f" without {argument(key)} (it takes the test's), or pick another name"
+            )
     return held
 
 
@@ -138,37 +147,60 @@ def _unknown(name: str) -> UsageError:
     return UsageError(f"no feature flag {name!r}; create it with `{how}`")
 
 
+#: the A/B test a flag creates, unless the caller says otherwise (seed 002's SPRT)
+TEST_DEFAULTS: dict[str, Any] = {
+    "metric": "MRR",
+    "delta": MDE,
+    "alpha": ALPHA,
+    "beta": BETA,
+    "max_latency_increase": DEFAULT_GRADUATION.max_latency_increase,
+    "rule": "sprt",
+    "prob_threshold": PROB_THRESHOLD,
+    "allow_unmeasured": False,
+}
+
+
 def create_flag(
     where: str | Path | StoreURL | None,
     name: str,
     values: Mapping[str, Any],
     test: Mapping[str, Any],
-    *,
-    metric: str = "MRR",
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
     """Create flag `name` (missing `values` take seed 002's defaults) and, unless one exists,
-    its A/B test on `metric`, whose pairs and threshold are the flag's (`test`: the rest of the
-    test's configuration, as `ab.create_test` takes it). The flag as `list_flags` gives it."""
+    its A/B test, whose pairs and threshold are the flag's (`test`: the rest of the test's
+    configuration, as `ab.create_test` takes it, and its metric; missing or None: an existing
+    test's, else TEST_DEFAULTS). The flag as `list_flags` gives it, and whether it was
+    created: a flag of that name with the same settings is kept (a setup script run again);
+    a UsageError when it has others, or when `test` differs from an existing test's."""
     check_name("name", name)
     if not name.strip():
         raise UsageError("a flag needs a name")
     given = {k: v for k, v in values.items() if v is not None}
     _check(given)
-    ab.check_settings(test)  # before the flag is stored: never a flag without its test
+    asked = {k: v for k, v in test.items() if v is not None and v is not False}
+    ab.check_settings(asked)  # before the flag is stored: never a flag without its test
     with ABTestStore(where) as tests:
         existing = tests.get(name)
-    full = {**DEFAULTS, **_test_settings(name, existing, given), **given}
+    full = {**DEFAULTS, **_test_settings(name, existing, given, asked), **given}
     with FlagStore(where) as flags:
         if not flags.create(name, full):
+            row = list_flags(where, name)[0]
+            if all(row[k] == full[k] for k in FLAG_FIELDS):
+                return row, False
             how = "`memgauge flags set`" if on_command_line() else "`set_flag`"
-            raise UsageError(f"a feature flag called {name!r} exists; change it with {how}")
+            other = next(k for k in FLAG_FIELDS if row[k] != full[k])
+            raise UsageError(
+                f"a feature flag called {name!r} exists with {other} {row[other]}, not"
+                f" {full[other]}; change it with {how}"
+            )
     with ABTestStore(where) as tests:
         if tests.get(name) is None:
-            config = {**test, **{v: full[k] for k, v in _TEST_KEYS.items()}}
+            config = {**TEST_DEFAULTS, **asked, **{v: full[k] for k, v in _TEST_KEYS.items()}}
+            metric = config.pop("metric")
             # `ab create NAME` from another process may create it since `get` read none: the
             # flag is stored already, and that test is the flag's test
             ab.create_test(tests, name, metric, config, exist_ok=True)
-    return list_flags(where, name)[0]
+    return list_flags(where, name)[0], True
 
 
 def set_flag(

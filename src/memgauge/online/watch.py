@@ -232,6 +232,15 @@ def _pending_problem(pending: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def resolved_store(config: dict[str, Any]) -> dict[str, Any]:
+    """A state's configuration with its SQLite store by its resolved path: a state written
+    before it was (`"store": "watched.db"`, as typed) is read from where it is run, as then."""
+    store = config.get("store")
+    if isinstance(store, str) and "://" not in store and not Path(store).is_absolute():
+        return {**config, "store": str(Path(store).resolve())}
+    return config
+
+
 #: each field of a state file: the test its value passes, and what it is when it does not
 _STATE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "config": (
@@ -295,9 +304,11 @@ class WatchState:
             raise UsageError(
                 f"{path}: not a memgauge watch state file ({exc}); give another --state"
             ) from None
+        state.config = resolved_store(state.config)
         if state.config != config:
             raise UsageError(
-                f"{path}: written by a watch with other filters, sample rate or measures"
+                f"{path}: written by a watch of another store, or with other filters, sample"
+                " rate or measures"
                 f" ({json.dumps(state.config, sort_keys=True)}); its baseline would compare"
                 " other searches: give another --state, or delete it to start over"
             )

@@ -869,8 +869,9 @@ def _setup(
     if memories is None:
         if task.spec.ingest:
             return None
+        no_ingest = argument("ingest", False, flag="--no-ingest")  # here: the lane has no CLI
         try:
-            lane.call(scope.bind(lambda: searched_as_it_stands(subject)))
+            lane.call(scope.bind(lambda: searched_as_it_stands(subject, no_ingest)))
         except Exception as exc:
             return exc
         return None

@@ -544,9 +544,10 @@ def _run_corpus(
     if lane.memory and (memories is not None or not task.spec.ingest):
         subject = lane.subject
         t0 = time.perf_counter()
+        no_ingest = argument("ingest", False, flag="--no-ingest")  # here: the lane has no CLI
         try:
             if memories is None:  # searched as it stands: only checked
-                lane.call(bind(lambda: searched_as_it_stands(subject)))
+                lane.call(bind(lambda: searched_as_it_stands(subject, no_ingest)))
             else:
                 lane.call(bind(lambda: fill_memory(subject, memories)))
         except Exception as exc:

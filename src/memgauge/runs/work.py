@@ -310,13 +310,15 @@ def fill_memory(
         _holds_something(subject, len(memories))
 
 
-def searched_as_it_stands(subject: Any) -> None:
+def searched_as_it_stands(subject: Any, no_ingest: str) -> None:
     """A memory subject searched as it stands (`--no-ingest`, a task's `ingest: false`): never
     reset nor given the task's memories. EmptyMemoryError when it can say cheaply how many it
     holds (`count_stored()`, as the reference memory can) and holds none, whatever the number
     of queries: a memory built for the run (the reference memory without a `path:` holding
     memories) starts empty, so every search would find nothing and score 0. A live system is
-    only searched: it is neither dumped nor counted another way."""
+    only searched: it is neither dumped nor counted another way. `no_ingest`: how the caller
+    asked for it (`argument("ingest", False, flag="--no-ingest")`, named in the caller's thread:
+    this runs in the subject's lane, where no command line is known)."""
     count = getattr(subject, "count_stored", None)
     if not callable(count):
         return
@@ -326,11 +328,11 @@ def searched_as_it_stands(subject: Any) -> None:
         return
     if not held:
         raise EmptyMemoryError(
-            "searched as it stands (--no-ingest, or the task's ingest: false), the subject "
+            f"searched as it stands ({no_ingest}, or the task's ingest: false), the subject "
             "holds no memory (count_stored() is 0), so every search would find nothing and "
             "score 0: it was never given the dataset's memories. A memory built for the run "
             "(lexical, dense, hybrid, or a reference: spec whose path: holds nothing yet) "
-            "starts empty: evaluate it in a run without --no-ingest"
+            f"starts empty: evaluate it in a run without {no_ingest}"
         )
 
 
