@@ -51,7 +51,10 @@ def flag_created(
     name: str, settings: Mapping[str, Any] | None, test: Mapping[str, Any], store: Where
 ) -> tuple[dict[str, Any], bool]:
     """`create_flag`'s flag, and whether it was created (False: kept, as it was)."""
-    check_settings({k: v for k, v in test.items() if v is not None})  # before the store is made
+    # before the store is made; a setting not given as the test will have it, so that a
+    # `delta=nan` alone meets the SPRT check (with the existing test's, `_flags` checks again)
+    given = {k: v for k, v in test.items() if v is not None}
+    check_settings({**_flags.TEST_DEFAULTS, **given})
     return _flags.create_flag(results_store(store), name, settings or {}, test)
 
 
