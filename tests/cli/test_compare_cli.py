@@ -522,30 +522,12 @@ def test_runs_compare_says_a_run_has_not_completed(
         json.loads(out)
 
 
-def test_runs_compare_table_says_why_a_row_has_no_delta(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A subject that failed every item in B: the JSON row said why it has no delta, the
-    table showed n/a and n 0 without a word. A line under the table says it, once per
-    subject, task and reason."""
-    monkeypatch.syspath_prepend(str(SUBJECTS))
-    monkeypatch.setenv("COLUMNS", "200")
-    db = tmp_path / "r.db"
-    subjects = {"ok": QUALITY["strong"], "broke": QUALITY["strong"]}
-    a = _recorded(capsys, _agent_suite(tmp_path, subjects), db)
-    b = _recorded(capsys, _failing(_agent_suite(tmp_path, subjects), "broke"), db)
-    code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db))
-    assert code == 0
-    assert "n/a: broke/t (1 evaluator): B scored no item" in out, out
-    assert "n/a: ok/" not in out, out
-
-
 def test_the_viewer_s_compare_page_says_why_a_row_has_no_delta(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`runs compare A B` says under its table why a row has no delta (a subject that failed
-    every item in B); the viewer's compare page showed the row's n/a and n 0 without a word.
-    It says the same line."""
+    """A subject that failed every item in B: the JSON row said why it has no delta, the
+    table (and the viewer's compare page) showed n/a and n 0 without a word. A line under the
+    table says it, once per subject, task and reason; the compare page says the same line."""
     from html import unescape
 
     from starlette.testclient import TestClient
@@ -560,6 +542,8 @@ def test_the_viewer_s_compare_page_says_why_a_row_has_no_delta(
     b = _recorded(capsys, _failing(_agent_suite(tmp_path, subjects), "broke"), db)
     code, out, _ = _cli(capsys, "runs", "compare", a, b, "--store", str(db))
     assert code == 0
+    assert "n/a: broke/t (1 evaluator): B scored no item" in out, out
+    assert "n/a: ok/" not in out, out
     said = [line for line in out.splitlines() if line.startswith("n/a: ")]
     assert said, out
     html = unescape(TestClient(create_app(db)).get(f"/compare?a={a}&b={b}").text)

@@ -254,14 +254,13 @@ def test_a_trend_tells_two_runs_of_one_minute_apart(
     assert labels[0] != labels[1], labels
 
 
-def test_a_run_s_gate_says_what_memgauge_gate_says_beside_its_status(tmp_path: Path) -> None:
-    """A suite's first run has no earlier run: its page says the gate passes until one
-    exists, as `memgauge gate` does, not "No regression." over nothing; the second run's page
-    gives the warnings `memgauge gate --json` gives (5 items: little power to see a drop)."""
+def _two_runs_of_a_box_suite(tmp_path: Path, n: int, *, shelves: int) -> tuple[Path, list[str]]:
+    """A recall suite of `n` items (box i is on shelf i % `shelves`) run twice into one store:
+    the store and the two run ids, oldest first."""
     items = [
-        {"id": f"q{i}", "input": f"where is box {i}", "expected": f"shelf {i}"} for i in range(5)
+        {"id": f"q{i}", "input": f"where is box {i}", "expected": f"shelf {i}"} for i in range(n)
     ]
-    memories = [{"id": f"m{i}", "text": f"box {i} is on shelf {i % 3}"} for i in range(5)]
+    memories = [{"id": f"m{i}", "text": f"box {i} is on shelf {i % shelves}"} for i in range(n)]
     suite = write_recall_suite(tmp_path, items, memories, ["icontains"])
     db = tmp_path / "r.db"
     runs = []
@@ -269,6 +268,14 @@ def test_a_run_s_gate_says_what_memgauge_gate_says_beside_its_status(tmp_path: P
         done = run_memgauge("run", str(suite), "--store", str(db), "--json")
         assert done.returncode == 0, done.stderr
         runs.append(json.loads(done.stdout.splitlines()[-1])["run_id"])
+    return db, runs
+
+
+def test_a_run_s_gate_says_what_memgauge_gate_says_beside_its_status(tmp_path: Path) -> None:
+    """A suite's first run has no earlier run: its page says the gate passes until one
+    exists, as `memgauge gate` does, not "No regression." over nothing; the second run's page
+    gives the warnings `memgauge gate --json` gives (5 items: little power to see a drop)."""
+    db, runs = _two_runs_of_a_box_suite(tmp_path, 5, shelves=3)
     client = TestClient(create_app(db))
     html = unescape(client.get(f"/runs/{runs[0]}").text)
     assert "No earlier run to compare with: the gate passes until one exists." in html
@@ -288,17 +295,7 @@ def test_a_run_s_gate_names_the_earlier_runs_that_did_not_complete(tmp_path: Pat
     "No earlier run to compare with" (the warning was `memgauge gate`'s alone)."""
     from memgauge.store.suite_runs import SuiteRunStore
 
-    items = [
-        {"id": f"q{i}", "input": f"where is box {i}", "expected": f"shelf {i}"} for i in range(3)
-    ]
-    memories = [{"id": f"m{i}", "text": f"box {i} is on shelf {i}"} for i in range(3)]
-    suite = write_recall_suite(tmp_path, items, memories, ["icontains"])
-    db = tmp_path / "r.db"
-    runs = []
-    for _ in range(2):
-        done = run_memgauge("run", str(suite), "--store", str(db), "--json")
-        assert done.returncode == 0, done.stderr
-        runs.append(json.loads(done.stdout.splitlines()[-1])["run_id"])
+    db, runs = _two_runs_of_a_box_suite(tmp_path, 3, shelves=3)
     with SuiteRunStore(db) as store:
         store.set_status(runs[0], "failed")
     html = unescape(TestClient(create_app(db)).get(f"/runs/{runs[1]}").text)
