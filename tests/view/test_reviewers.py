@@ -20,10 +20,9 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 from tests.helpers import run_memgauge
-from viewer_store import ViewerStore
+from viewer_store import ViewerStore, one_query_run
 
 from memgauge.store.review import ReviewStore, current_labels
-from memgauge.store.run_pages import RunReader
 from memgauge.view.app import create_app
 
 HEADER = "X-Forwarded-User"
@@ -160,22 +159,7 @@ def test_two_people_labelling_one_thing_at_once_on_postgresql_keep_both(
     """docs/review.md: a label never replaces another reviewer's. Both people post their
     labels of the same verdict at the same moment, over and over."""
     url = pg_server.new_database()
-    dataset = tmp_path / "codes.yaml"
-    dataset.write_text(
-        "name: codes\n"
-        "memories:\n  - {id: a1, text: the code for item 1 is K1}\n"
-        "  - {id: b1, text: item 1 also has a backup code B1}\n"
-        "queries:\n  - {id: q1, text: what code does item 1 have}\n"
-        "judgments:\n  - {query_id: q1, memory_id: a1, grade: 3}\n"
-    )
-    r = run_memgauge(
-        "evaluate", str(dataset), "-s", "lexical", "--k", "2", "-m", "Recall@2",
-        "--store", url, "--quiet",
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    with RunReader(url) as reader:
-        run = str(reader.runs_overview()[0]["run_id"])
-        item = reader.item_records(run, detail=False)[0]
+    run, item = one_query_run(url, tmp_path, k=2)
     app = create_app(url, reviewer_header=HEADER)
     page = f"/review/item?run={run}&subject={item.subject}&task={item.task}&item=q1"
     people = {name: _person(app, name) for name in ("alice", "bob")}

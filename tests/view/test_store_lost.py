@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from tests.helpers import run_memgauge
+from viewer_store import one_query_run
 
-from memgauge.store.run_pages import RunReader
 from memgauge.view.app import create_app
 
 
@@ -27,21 +26,7 @@ def test_a_store_gone_is_a_503_saying_so_and_the_pages_come_back(
     try:
         server.start()
         url = server.new_database()
-        dataset = tmp_path / "codes.yaml"
-        dataset.write_text(
-            "name: codes\n"
-            "memories:\n  - {id: a1, text: the code for item 1 is K1}\n"
-            "queries:\n  - {id: q1, text: what code does item 1 have}\n"
-            "judgments:\n  - {query_id: q1, memory_id: a1, grade: 3}\n"
-        )
-        r = run_memgauge(
-            "evaluate", str(dataset), "-s", "lexical", "--k", "1", "-m", "Recall@1",
-            "--store", url, "--quiet",
-        )  # fmt: skip
-        assert r.returncode == 0, r.stderr
-        with RunReader(url) as reader:
-            run = str(reader.runs_overview()[0]["run_id"])
-            item = reader.item_records(run, detail=False)[0]
+        run, item = one_query_run(url, tmp_path, k=1)
         browser = TestClient(create_app(url, reviewer="alice"), follow_redirects=False)
         page = f"/review/item?run={run}&subject={item.subject}&task={item.task}&item=q1"
         token = re.search(r'name="csrf" value="([0-9a-f]+)"', browser.get(page).text)

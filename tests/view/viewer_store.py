@@ -508,3 +508,28 @@ def snapshot(db: Path) -> tuple[list[tuple[Any, ...]], dict[str, int]]:
     finally:
         conn.close()
     return migrations, counts
+
+
+def one_query_run(url: str, tmp_path: Path, *, k: int) -> tuple[str, Any]:
+    """`memgauge evaluate` of one query over `k` memories (its code a1, and a backup b1 for k
+    2) into the store at `url`: the run's id and its one item (q1)."""
+    from memgauge.store.run_pages import RunReader
+
+    memories = [{"id": "a1", "text": "the code for item 1 is K1"}]
+    memories += [{"id": "b1", "text": "item 1 also has a backup code B1"}][: k - 1]
+    dataset = tmp_path / "codes.yaml"
+    dataset.write_text(
+        yaml.safe_dump(
+            {
+                "name": "codes",
+                "memories": memories,
+                "queries": [{"id": "q1", "text": "what code does item 1 have"}],
+                "judgments": [{"query_id": "q1", "memory_id": "a1", "grade": 3}],
+            }
+        )
+    )
+    argv = ["evaluate", str(dataset), "-s", "lexical", "--k", str(k), "-m", f"Recall@{k}"]
+    assert main([*argv, "--store", url, "--quiet"]) == 0
+    with RunReader(url) as reader:
+        run = str(reader.runs_overview()[0]["run_id"])
+        return run, reader.item_records(run, detail=False)[0]
