@@ -426,6 +426,19 @@ def test_a_suite_file_gates_the_run_that_completed_last(
     assert (report["run_id"], report["status"], code) == (ci, "fail", 1)
 
 
+def _a_baseline_then_every_item_failed(tmp_path: Path, db: str, *run_args: str) -> Path:
+    """The gated suite run once with every item right, then run again (with `run_args`) with
+    the agent failing every item, as the suite allows (max_failure_rate 1): its file."""
+    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
+    suite = tmp_path / "suite.yaml"
+    spec = yaml.safe_load(suite.read_text())
+    spec["max_failure_rate"] = 1.0
+    spec["subjects"]["agent"]["python"]["kwargs"]["fail_on"] = ["code"]
+    suite.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(suite), "--store", db, *run_args]) == 0
+    return suite
+
+
 def test_a_deciding_measure_with_no_score_now_is_said_not_passed_unsaid(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -435,13 +448,7 @@ def test_a_deciding_measure_with_no_score_now_is_said_not_passed_unsaid(
     the measure, its counts and where to see why."""
     monkeypatch.syspath_prepend(str(SUBJECTS))
     db = str(tmp_path / "r.db")
-    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
-    suite = tmp_path / "suite.yaml"
-    spec = yaml.safe_load(suite.read_text())
-    spec["max_failure_rate"] = 1.0
-    spec["subjects"]["agent"]["python"]["kwargs"]["fail_on"] = ["code"]
-    suite.write_text(yaml.safe_dump(spec))
-    assert main(["run", str(suite), "--store", db, "--json"]) == 0
+    suite = _a_baseline_then_every_item_failed(tmp_path, db, "--json")
     run_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
     code = main(["gate", str(suite), "--store", db, "--no-learn", "--json"])
     report = json.loads(capsys.readouterr().out)
@@ -490,13 +497,7 @@ def test_the_summary_says_why_a_deciding_measure_was_not_compared(
     under the table says why, as it does for a measure past its threshold."""
     monkeypatch.syspath_prepend(str(SUBJECTS))
     db = str(tmp_path / "r.db")
-    assert main(["run", str(gated_suite(tmp_path, right=6)), "--store", db]) == 0
-    suite = tmp_path / "suite.yaml"
-    spec = yaml.safe_load(suite.read_text())
-    spec["max_failure_rate"] = 1.0
-    spec["subjects"]["agent"]["python"]["kwargs"]["fail_on"] = ["code"]
-    suite.write_text(yaml.safe_dump(spec))
-    assert main(["run", str(suite), "--store", db]) == 0
+    suite = _a_baseline_then_every_item_failed(tmp_path, db)
     md = tmp_path / "gate.md"
     assert main(["gate", str(suite), "--store", db, "--no-learn", "--markdown", str(md)]) == 0
     assert "- icontains (agent / qa): no score in this run (n/a)" in md.read_text()
