@@ -20,7 +20,7 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 from tests.helpers import run_memgauge
-from viewer_store import ViewerStore, one_query_run
+from viewer_store import ViewerStore, confirm_form, one_query_run
 
 from memgauge.store.review import ReviewStore, current_labels
 from memgauge.view.app import create_app
@@ -49,19 +49,6 @@ def _token(client: TestClient, url: str) -> str:
     return found.group(1)
 
 
-def _confirm(run: str, token: str) -> dict[str, str]:
-    return {
-        "csrf": token,
-        "run": run,
-        "subject": "memory",
-        "task": "recall",
-        "item": "q1",
-        "kind": "verdict",
-        "target": "qa-judge",
-        "action": "confirm",
-    }
-
-
 def _page(run: str) -> str:
     return f"/review/item?run={run}&subject=memory&task=recall&item=q1"
 
@@ -75,7 +62,7 @@ def test_each_person_labels_under_the_name_the_proxy_gives(
     for name in ("alice", "bob"):
         person = _person(app, name)
         token = _token(person, _page(run))
-        assert person.post("/review/label", data=_confirm(run, token)).status_code == 303
+        assert person.post("/review/label", data=confirm_form(run, token)).status_code == 303
         assert f'as <b id="reviewer">{name}</b>' in person.get("/review").text
     with ReviewStore(db, read_only=True) as store:
         labels = store.labels()
@@ -98,7 +85,7 @@ def test_a_request_without_the_header_is_refused_and_writes_nothing(
         assert r.status_code == 403
         assert f"no reviewer in the {HEADER} header" in r.text
         nobody.cookies.set("memgauge_review", "0" * 32)
-        assert nobody.post("/review/label", data=_confirm(run, token)).status_code == 403
+        assert nobody.post("/review/label", data=confirm_form(run, token)).status_code == 403
     with ReviewStore(db, read_only=True) as store:
         assert store.labels() == []
     # the read-only pages need no name
@@ -112,7 +99,7 @@ def test_the_header_names_no_one_unless_the_option_trusts_it(
     run = viewer_store.judged[0]
     mallory = _person(app, "mallory")
     token = _token(mallory, _page(run))
-    assert mallory.post("/review/label", data=_confirm(run, token)).status_code == 303
+    assert mallory.post("/review/label", data=confirm_form(run, token)).status_code == 303
     with ReviewStore(db, read_only=True) as store:
         assert [lab.reviewer for lab in store.labels()] == ["carol"]
 
@@ -207,7 +194,7 @@ def test_a_form_loaded_before_a_restart_is_taken_after_it(
     token = _token(before, _page(run))
     after = _person(create_app(db, reviewer_header=HEADER), "alice")  # the restarted server
     after.cookies = before.cookies
-    r = after.post("/review/label", data={**_confirm(run, token), "note": "a long note"})
+    r = after.post("/review/label", data={**confirm_form(run, token), "note": "a long note"})
     assert r.status_code == 303, r.text[-500:]
     with ReviewStore(db, read_only=True) as store:
         assert [lab.note for lab in store.labels()] == ["a long note"]
@@ -249,7 +236,7 @@ def test_each_browser_gives_its_name_once_and_labels_under_it(
         assert "not you?" in page.text
         token = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
         assert token is not None
-        r = browser.post("/memgauge/review/label", data=_confirm(run, token.group(1)))
+        r = browser.post("/memgauge/review/label", data=confirm_form(run, token.group(1)))
         assert r.status_code == 303
     with ReviewStore(db, read_only=True) as store:
         assert [lab.reviewer for lab in store.labels()] == ["Ann Lee", "ben"]
@@ -264,7 +251,7 @@ def test_no_label_without_a_name_and_no_name_that_does_not_fit(
     page = browser.get(_page(run)).text
     token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
     assert token is not None
-    r = browser.post("/review/label", data=_confirm(run, token.group(1)))
+    r = browser.post("/review/label", data=confirm_form(run, token.group(1)))
     assert r.status_code == 403
     assert "give yours on the review page first" in unescape(r.text)
     for bad in ("", "   ", "x" * 201):
@@ -309,7 +296,7 @@ def test_a_name_the_proxy_sends_in_utf_8_is_kept_as_written(
     # the bytes the proxy sends
     person = TestClient(app, headers={HEADER: "José".encode()}, follow_redirects=False)
     token = _token(person, _page(run))
-    assert person.post("/review/label", data=_confirm(run, token)).status_code == 303
+    assert person.post("/review/label", data=confirm_form(run, token)).status_code == 303
     with ReviewStore(db, read_only=True) as store:
         assert [lab.reviewer for lab in store.labels()] == ["José"]
 
@@ -349,7 +336,7 @@ def test_no_name_holds_a_control_or_invisible_character(
     assert 'id="name-form"' in page  # asked again: the cookie names no one
     token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
     assert token is not None
-    assert browser.post("/review/label", data=_confirm(run, token.group(1))).status_code == 403
+    assert browser.post("/review/label", data=confirm_form(run, token.group(1))).status_code == 403
     sent = name.replace("\x00", "\x01").encode()  # the bytes the proxy sends
     proxied = TestClient(create_app(db, reviewer_header=HEADER), headers={HEADER: sent})
     assert proxied.get(_page(run)).status_code == 403
@@ -430,9 +417,9 @@ def test_a_token_labels_for_the_reviewer_its_page_was_made_for_only(
     token = _token(bob, _page(run))
     alice = _person(app, "alice")
     alice.cookies = bob.cookies
-    r = alice.post("/review/label", data=_confirm(run, token))
+    r = alice.post("/review/label", data=confirm_form(run, token))
     assert r.status_code == 403
     assert "another reviewer name" in unescape(r.text)
-    assert bob.post("/review/label", data=_confirm(run, token)).status_code == 303
+    assert bob.post("/review/label", data=confirm_form(run, token)).status_code == 303
     with ReviewStore(db, read_only=True) as store:
         assert [lab.reviewer for lab in store.labels()] == ["bob"]

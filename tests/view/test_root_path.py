@@ -18,7 +18,7 @@ from starlette.responses import PlainTextResponse
 from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
 from tests.helpers import run_memgauge
-from viewer_store import ViewerStore
+from viewer_store import ViewerStore, confirm_form
 
 from memgauge.view.app import _UnderRoot, create_app
 from memgauge.view.render import self_url
@@ -133,17 +133,7 @@ def test_a_label_posted_under_the_root_comes_back_under_it(
     token = re.search(r'name="csrf" value="([0-9a-f]+)"', r.text)
     assert token is not None
     assert f'action="{ROOT}/review/label"' in r.text
-    form = {
-        "csrf": token.group(1),
-        "run": run,
-        "subject": "memory",
-        "task": "recall",
-        "item": "q1",
-        "kind": "verdict",
-        "target": "qa-judge",
-        "action": "confirm",
-    }
-    r = client.post(f"{ROOT}/review/label", data=form)
+    r = client.post(f"{ROOT}/review/label", data=confirm_form(run, token.group(1)))
     assert r.status_code == 303, r.text[:500]
     assert r.headers["location"].startswith(f"{ROOT}/review/item?")
 

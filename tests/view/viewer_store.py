@@ -533,3 +533,18 @@ def one_query_run(url: str, tmp_path: Path, *, k: int) -> tuple[str, Any]:
     with RunReader(url) as reader:
         run = str(reader.runs_overview()[0]["run_id"])
         return run, reader.item_records(run, detail=False)[0]
+
+
+def confirm_form(run: str, token: str) -> dict[str, str]:
+    """The review form that confirms the judge's verdict on q1 of run `run` (the store's
+    LLM-judged suite: subject memory, task recall, judge qa-judge), with its CSRF `token`."""
+    return {
+        "csrf": token,
+        "run": run,
+        "subject": "memory",
+        "task": "recall",
+        "item": "q1",
+        "kind": "verdict",
+        "target": "qa-judge",
+        "action": "confirm",
+    }
